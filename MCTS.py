@@ -1,0 +1,197 @@
+"""Monte Carlo tree search with PUCT selection (the AlphaZero variant).
+
+Points of view, which every value here carries:
+- `Node.nn_value`: the network's value of the node's position for the player to move
+  there.
+- `Edge.W` / `Edge.Q`: total / mean value of the positions reached through the edge,
+  for the player who *chooses* the edge (`Edge.playerTurn`, the player to move at the
+  edge's in-node).  Selection maximises Q + U from the chooser's point of view.
+- `backFill(leaf, value, ...)`: `value` is for the player to move at the leaf.
+
+The tree is keyed by state id, so transpositions share a node.  The search itself
+never calls a network: `moveToLeaf` stops at a leaf, someone evaluates it (one call per
+leaf, or one call for many games' leaves), `expandLeaf` and `backFill` finish the
+simulation.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+
+from game import GameState, columnOf
+
+_INFO = logging.INFO
+
+
+class Node:
+    """A position in the tree; `edges` is a list of (action, Edge), empty until the
+    node is expanded (and forever for a finished game)."""
+
+    __slots__ = ("state", "playerTurn", "id", "edges", "nn_value")
+
+    def __init__(self, state: GameState):
+        self.state = state
+        self.playerTurn = state.playerTurn
+        self.id = state.id
+        self.edges: list[tuple[int, Edge]] = []
+        self.nn_value: float | None = None
+
+    def isLeaf(self) -> bool:
+        return len(self.edges) == 0
+
+
+class Edge:
+    """A move from `inNode` to `outNode`, with its statistics N, W, Q, P."""
+
+    __slots__ = ("inNode", "outNode", "playerTurn", "action", "N", "W", "Q", "P")
+
+    def __init__(self, inNode: Node, outNode: Node, prior: float, action: int):
+        self.inNode = inNode
+        self.outNode = outNode
+        self.playerTurn = inNode.state.playerTurn
+        self.action = action
+        self.N = 0
+        self.W = 0.0
+        self.Q = 0.0
+        self.P = prior
+
+    @property
+    def id(self) -> tuple[int, int]:
+        return self.inNode.id, self.outNode.id
+
+    @property
+    def stats(self) -> dict:
+        """The tutorial's view of the statistics."""
+        return {"N": self.N, "W": self.W, "Q": self.Q, "P": self.P}
+
+
+class MCTS:
+    """The search tree of one game for one player.
+
+    `epsilon` > 0 mixes Dirichlet(`alpha`) noise into the root priors; the noise is
+    drawn once per root (per move) by `drawRootNoise`, never per simulation.
+    """
+
+    def __init__(self, root: Node, cpuct: float, epsilon: float = 0.0, alpha: float = 0.8,
+                 rng: np.random.Generator | None = None, logger: logging.Logger | None = None):
+        self.root = root
+        self.tree: dict[int, Node] = {}
+        self.cpuct = cpuct
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.logger = logger
+        self.rootNoise: np.ndarray | None = None
+        self.simulations = 0
+        self.addNode(root)
+
+    def __len__(self) -> int:
+        return len(self.tree)
+
+    def addNode(self, node: Node) -> None:
+        self.tree[node.id] = node
+
+    def changeRoot(self, node: Node) -> None:
+        """Move the root (tree reuse between moves); the root noise is drawn anew."""
+        self.root = node
+        self.rootNoise = None
+
+    def drawRootNoise(self) -> None:
+        """Draw this move's Dirichlet noise over the (expanded) root's edges."""
+        if self.epsilon > 0 and self.root.edges:
+            self.rootNoise = self.rng.dirichlet([self.alpha] * len(self.root.edges))
+
+    def _logging(self) -> bool:
+        return self.logger is not None and self.logger.isEnabledFor(_INFO)
+
+    def moveToLeaf(self) -> tuple[Node, float, bool, list[Edge]]:
+        """Descend from the root by max Q + U to a leaf.
+
+        Returns (leaf, value, done, breadcrumbs): `value` is the game's result for the
+        player to move at the leaf when `done` (-1: they lost, 0: draw), else 0.
+        U = cpuct * P * sqrt(max(1, sum N)) / (1 + N): at a fresh node the max(1, .)
+        makes the first simulation follow the prior instead of the first listed move.
+        """
+        log = self._logging()
+        self.simulations += 1
+        if log:
+            self.logger.info("=== simulation %d ===", self.simulations)
+        breadcrumbs = []
+        node = self.root
+        cpuct = self.cpuct
+        while node.edges:
+            edges = node.edges
+            scale = cpuct * math.sqrt(max(1, sum(edge.N for _, edge in edges)))
+            noise = self.rootNoise if node is self.root and self.epsilon > 0 else None
+            best_score = -math.inf
+            best = None
+            for i, (_, edge) in enumerate(edges):
+                prior = edge.P if noise is None else (1 - self.epsilon) * edge.P + self.epsilon * noise[i]
+                score = edge.Q + scale * prior / (1 + edge.N)
+                if score > best_score:
+                    best_score, best = score, edge
+            if log:
+                self._logSelection(node, noise, scale, best)
+            breadcrumbs.append(best)
+            node = best.outNode
+        state = node.state
+        return node, state.value[0], state.isEndGame, breadcrumbs
+
+    def expandLeaf(self, leaf: Node, probs: np.ndarray, nn_value: float) -> None:
+        """Give `leaf` one edge per legal move with prior probs[action]; `nn_value` is
+        the network's value of the leaf for its player to move."""
+        leaf.nn_value = float(nn_value)
+        state = leaf.state
+        tree = self.tree
+        for action in state.allowedActions:
+            child_state = state.takeAction(action)[0]
+            child = tree.get(child_state.id)
+            if child is None:
+                child = Node(child_state)
+                tree[child.id] = child
+            leaf.edges.append((action, Edge(leaf, child, float(probs[action]), action)))
+
+    def backFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
+        """Add `value` (for the player to move at `leaf`) to every edge on the path,
+        each from the point of view of the player who chose that edge."""
+        player = leaf.state.playerTurn
+        for edge in breadcrumbs:
+            edge.N += 1
+            edge.W += value if edge.playerTurn == player else -value
+            edge.Q = edge.W / edge.N
+        if self._logging():
+            self._logBackFill(leaf, value, breadcrumbs)
+
+    # -- logging (only called when the MCTS logger is enabled) ---------------------------
+    def _logSelection(self, node: Node, noise, scale: float, chosen: Edge) -> None:
+        lg = self.logger
+        depth_player = "X" if node.playerTurn == 1 else "O"
+        lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), depth_player,
+                sum(e.N for _, e in node.edges))
+        lg.info("  col     N       P   noise       Q       U     Q+U")
+        for i, (action, edge) in enumerate(node.edges):
+            nu = 0.0 if noise is None else noise[i]
+            prior = edge.P if noise is None else (1 - self.epsilon) * edge.P + self.epsilon * nu
+            u = scale * prior / (1 + edge.N)
+            mark = "  <-" if edge is chosen else ""
+            lg.info("  %3d %5d %7.3f %7.3f %7.3f %7.3f %7.3f%s", columnOf(action) + 1, edge.N,
+                    edge.P, nu, edge.Q, u, edge.Q + u, mark)
+        lg.info("  chosen: column %d", columnOf(chosen.action) + 1)
+
+    def _logBackFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
+        lg = self.logger
+        mover = "X" if leaf.playerTurn == 1 else "O"
+        path = " ".join(str(columnOf(e.action) + 1) for e in breadcrumbs) or "(root)"
+        lg.info("leaf after columns %s, %s to move, value %+.3f for %s%s", path, mover, value, mover,
+                " (game over)" if leaf.state.isEndGame else "")
+        for line in leaf.state.text().splitlines():
+            lg.info("    %s", line)
+        for edge in breadcrumbs:
+            lg.info("  backfill column %d (chosen by %s): N=%d W=%+.3f Q=%+.3f", columnOf(edge.action) + 1,
+                    "X" if edge.playerTurn == 1 else "O", edge.N, edge.W, edge.Q)
+
+    def _depth(self, node: Node) -> int:
+        return node.state.stones - self.root.state.stones

@@ -1,0 +1,257 @@
+"""Players: `Agent` (MCTS guided by a network) and `User` (a human at the keyboard).
+
+A move's search is written as a generator, `Agent.actSteps`: it yields every leaf
+position that needs the network and is resumed with that position's
+(value, probabilities).  `Agent.act` answers each request at once (one game, one
+position per network call); `funcs.playMatches` drives many games' generators in
+lockstep and answers all their requests with one batched call.  Both run exactly the
+same search.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, Generator
+
+import numpy as np
+
+from config import DEFAULT, Config
+from game import COLUMNS, GameState
+from MCTS import MCTS, Node
+
+Evaluation = tuple[float, np.ndarray]
+"""(value for the player to move, prior probabilities over the 42 actions)."""
+SearchSteps = Generator[GameState, Evaluation, tuple]
+
+
+def policyFromLogits(logits: np.ndarray, allowedActions: list[int]) -> np.ndarray:
+    """Softmax of the logits over the legal actions (0 elsewhere), max-subtracted so
+    large logits cannot overflow."""
+    probs = np.zeros(len(logits), dtype=np.float64)
+    if allowedActions:
+        legal = logits[allowedActions].astype(np.float64)
+        odds = np.exp(legal - legal.max())
+        probs[allowedActions] = odds / odds.sum()
+    return probs
+
+
+def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[Evaluation]]):
+    """Drive a search generator to its end, evaluating each leaf as it is asked for;
+    returns the generator's result."""
+    try:
+        request = next(steps)
+        while True:
+            request = steps.send(evaluate([request])[0])
+    except StopIteration as stop:
+        return stop.value
+
+
+class User:
+    """A human player; `act` asks for a column (1..7) until the entry is legal.
+
+    `input_fn` reads one line (raises EOFError at end of input); `output_fn` shows
+    messages.  Both are injectable so games can be driven without a keyboard.
+    Typing 'q' (or ending the input) resigns: `act` raises `Resign`.
+    """
+
+    def __init__(self, name: str, state_size: int, action_size: int,
+                 input_fn: Callable[[str], str] = input, output_fn: Callable[[str], None] = print):
+        self.name = name
+        self.state_size = state_size
+        self.action_size = action_size
+        self.input_fn = input_fn
+        self.output_fn = output_fn
+
+    def act(self, state: GameState, tau: float):
+        """Returns (action, pi, value, NN_value) like `Agent.act`; pi is one-hot."""
+        action = askForColumn(state, self.input_fn, self.output_fn)
+        pi = np.zeros(self.action_size)
+        pi[action] = 1
+        return action, pi, None, None
+
+    def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
+        """A human needs no network: the generator finishes without a request."""
+        return (yield from ()) or self.act(state, tau)
+
+
+class Resign(Exception):
+    """The human resigned or closed the input."""
+
+
+def parseColumn(entry: str, state: GameState) -> tuple[int | None, str | None]:
+    """(action, None) for a legal column entry '1'..'7', else (None, message)."""
+    text = entry.strip()
+    if not text:
+        return None, "Please type a column number from 1 to 7 (q to resign)."
+    try:
+        column = int(text)
+    except ValueError:
+        return None, f"{text!r} is not a number: type a column from 1 to 7 (q to resign)."
+    if not 1 <= column <= COLUMNS:
+        return None, f"There is no column {column}: columns are numbered 1 to 7."
+    action = state.actionForColumn(column - 1)
+    if action is None:
+        return None, f"Column {column} is full: choose another."
+    return action, None
+
+
+def askForColumn(state: GameState, input_fn, output_fn) -> int:
+    """Prompt until a legal column is typed; returns its action.  Raises Resign on
+    'q' / 'quit' / 'resign' or at the end of input."""
+    while True:
+        try:
+            entry = input_fn("Your move (column 1-7, q to resign): ")
+        except EOFError:
+            output_fn("Input closed: you resign.")
+            raise Resign from None
+        if entry.strip().lower() in ("q", "quit", "resign"):
+            raise Resign
+        action, message = parseColumn(entry, state)
+        if action is not None:
+            return action
+        output_fn(message)
+
+
+class Agent:
+    """An AlphaZero player: MCTS with priors and leaf values from `model`.
+
+    `config` supplies the root noise (EPSILON, ALPHA), the retraining schedule and
+    the seed of the agent's random draws; `logger` receives the MCTS log.
+    """
+
+    def __init__(self, name: str, state_size: int, action_size: int, mcts_simulations: int,
+                 cpuct: float, model, config: Config = DEFAULT, seed: int | None = None,
+                 logger: logging.Logger | None = None):
+        self.name = name
+        self.state_size = state_size
+        self.action_size = action_size
+        self.cpuct = cpuct
+        self.MCTSsimulations = mcts_simulations
+        self.model = model
+        self.config = config
+        self.logger = logger
+        self.rng = np.random.default_rng(config.SEED if seed is None else seed)
+        self.mcts: MCTS | None = None
+        self.root: Node | None = None
+        self.train_overall_loss: list[float] = []
+        self.train_value_loss: list[float] = []
+        self.train_policy_loss: list[float] = []
+
+    def forGame(self, seed: int) -> "Agent":
+        """A player for one more concurrent game: same network and settings, its own
+        tree and random draws."""
+        return Agent(self.name, self.state_size, self.action_size, self.MCTSsimulations,
+                     self.cpuct, self.model, self.config, seed, self.logger)
+
+    # -- one move ------------------------------------------------------------------
+    def act(self, state: GameState, tau: float, noise: bool = False):
+        """Search from `state` and choose a move (one network call per leaf).
+
+        Returns (action, pi, value, NN_value): pi the visit-count distribution over
+        the 42 actions (the training target), value the chosen edge's Q and NN_value
+        the network's value of `state`, both for the player to move in `state`."""
+        return runSerially(self.actSteps(state, tau, noise), self.evaluateStates)
+
+    def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
+        """The search for one move as a generator (see the module docstring).
+        `noise`: mix Dirichlet noise into the root priors (self-play only)."""
+        if self.mcts is None or state.id not in self.mcts.tree:
+            self.buildMCTS(state)
+        else:
+            self.changeRootMCTS(state)
+        self.mcts.epsilon = self.config.EPSILON if noise else 0.0
+        if self.root.isLeaf():
+            value = yield state
+            self.mcts.expandLeaf(self.root, value[1], value[0])
+        self.mcts.drawRootNoise()
+        if self.logger is not None and self.logger.isEnabledFor(logging.INFO):
+            self.logger.info("****** %s searches %d simulations, %s to move ******", self.name,
+                             self.MCTSsimulations, "X" if state.playerTurn == 1 else "O")
+            state.render(self.logger)
+        for _ in range(self.MCTSsimulations):
+            yield from self.simulate()
+        pi, values = self.getAV(1)
+        action, value = self.chooseAction(pi, values, tau)
+        return action, pi, value, self.root.nn_value
+
+    def simulate(self) -> SearchSteps:
+        """One simulation: descend to a leaf, evaluate it (a request to the caller
+        unless the game is over there), back the value up."""
+        leaf, value, done, breadcrumbs = self.mcts.moveToLeaf()
+        value, breadcrumbs = yield from self.evaluateLeaf(leaf, value, done, breadcrumbs)
+        self.mcts.backFill(leaf, value, breadcrumbs)
+
+    def evaluateLeaf(self, leaf: Node, value: float, done: bool, breadcrumbs):
+        """For an unfinished leaf, ask for the network's (value, probs) and expand the
+        leaf; returns (value for the leaf's player to move, breadcrumbs)."""
+        if not done:
+            value, probs = yield leaf.state
+            self.mcts.expandLeaf(leaf, probs, value)
+        return value, breadcrumbs
+
+    def get_preds(self, state: GameState):
+        """(value for the player to move, probs over the 42 actions, allowedActions)."""
+        value, probs = self.evaluateStates([state])[0]
+        return value, probs, state.allowedActions
+
+    def evaluateStates(self, states: list[GameState]) -> list[Evaluation]:
+        """One network call for many positions; each value is for its player to move."""
+        inputs = np.stack([self.model.convertToModelInput(s) for s in states])
+        values, logits = self.model.predict(inputs)
+        return [(float(values[i]), policyFromLogits(logits[i], s.allowedActions))
+                for i, s in enumerate(states)]
+
+    def getAV(self, tau: float):
+        """(pi, values) over the 42 actions at the root: pi proportional to N^(1/tau)
+        (tau=0: uniform over the most visited), values the edges' Q for the player
+        to move at the root."""
+        pi = np.zeros(self.action_size, dtype=np.float64)
+        values = np.zeros(self.action_size, dtype=np.float64)
+        for action, edge in self.root.edges:
+            pi[action] = edge.N
+            values[action] = edge.Q
+        if tau == 0:
+            pi = (pi == pi.max()).astype(np.float64)
+        elif tau != 1:
+            pi = pi ** (1.0 / tau)
+        return pi / pi.sum(), values
+
+    def chooseAction(self, pi: np.ndarray, values: np.ndarray, tau: float):
+        """tau=0: the most visited move, ties broken at random; otherwise a move
+        sampled with probability proportional to pi^(1/tau).  Returns (action, the
+        chosen edge's Q for the player to move)."""
+        if tau == 0:
+            action = int(self.rng.choice(np.flatnonzero(pi == pi.max())))
+        else:
+            weights = pi if tau == 1 else pi ** (1.0 / tau)
+            action = int(self.rng.choice(len(pi), p=weights / weights.sum()))
+        return action, float(values[action])
+
+    # -- the tree --------------------------------------------------------------------
+    def buildMCTS(self, state: GameState) -> None:
+        self.root = Node(state)
+        self.mcts = MCTS(self.root, self.cpuct, 0.0, self.config.ALPHA, self.rng, self.logger)
+
+    def changeRootMCTS(self, state: GameState) -> None:
+        self.root = self.mcts.tree[state.id]
+        self.mcts.changeRoot(self.root)
+
+    # -- learning --------------------------------------------------------------------
+    def replay(self, ltmemory) -> dict[str, float]:
+        """Retrain the network on memory: TRAINING_LOOPS times, fit on BATCH_SIZE
+        positions sampled without replacement.  Returns the last loop's losses."""
+        cfg = self.config
+        memory = list(ltmemory)
+        for _ in range(cfg.TRAINING_LOOPS):
+            picks = self.rng.choice(len(memory), size=min(cfg.BATCH_SIZE, len(memory)), replace=False)
+            minibatch = [memory[i] for i in picks]
+            states, targets = self.model.trainingData(minibatch)
+            fit = self.model.fit(states, targets, epochs=cfg.EPOCHS, verbose=0, validation_split=0,
+                                 batch_size=cfg.FIT_BATCH_SIZE)
+            history = fit.history
+            self.train_overall_loss.append(round(history["loss"][-1], 4))
+            self.train_value_loss.append(round(history["value_head_loss"][-1], 4))
+            self.train_policy_loss.append(round(history["policy_head_loss"][-1], 4))
+        self.model.printWeightAverages()
+        return {"loss": self.train_overall_loss[-1], "value_loss": self.train_value_loss[-1],
+                "policy_loss": self.train_policy_loss[-1]}

@@ -1,0 +1,227 @@
+"""Configuration of a training run, with the tutorial's names and defaults.
+
+Every value lives in one typed, validated dataclass, `Config`.  The module also
+exposes each default under its tutorial name (``config.EPISODES``, ``config.MCTS_SIMS``
+...) so code written against the tutorial still reads naturally.
+
+Everything a run builds (networks, agents, memory, loggers) is built from a `Config`
+instance passed in explicitly, never from this module's globals: a resumed run is
+built from the config archived in its own run folder (``config.json``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing, unknown or out of range."""
+
+
+def _default_layers() -> list[dict]:
+    return [{"filters": 75, "kernel_size": (4, 4)} for _ in range(6)]
+
+
+def _default_loggers() -> dict[str, bool]:
+    return {"main": True, "memory": False, "tourney": True, "mcts": False, "model": True}
+
+
+@dataclass
+class Config:
+    """All settings of a run.  Field names are the tutorial's where it has one."""
+
+    # --- self-play ---------------------------------------------------------------
+    EPISODES: int = 30
+    """Self-play games per iteration."""
+    MCTS_SIMS: int = 50
+    """MCTS simulations per move (self-play and tournaments)."""
+    MEMORY_SIZE: int = 30000
+    """Positions kept in long-term memory (oldest dropped first)."""
+    TURNS_UNTIL_TAU0: int = 10
+    """Self-play moves are sampled from visit counts (tau=1) for this many turns of
+    each game, then the most visited move is played (tau=0)."""
+    CPUCT: float = 1.0
+    """Exploration constant of the PUCT selection rule."""
+    EPSILON: float = 0.2
+    """Weight of the Dirichlet noise mixed into the root priors during self-play."""
+    ALPHA: float = 0.8
+    """Concentration of that Dirichlet noise."""
+
+    # --- retraining --------------------------------------------------------------
+    BATCH_SIZE: int = 256
+    """Positions sampled from memory for each training loop."""
+    FIT_BATCH_SIZE: int = 32
+    """Mini-batch size inside each fit call (the tutorial's hard-coded 32)."""
+    EPOCHS: int = 1
+    """Epochs over each sampled batch."""
+    REG_CONST: float = 1e-4
+    """L2 regularisation of every convolution and dense kernel."""
+    LEARNING_RATE: float = 0.1
+    """SGD learning rate."""
+    MOMENTUM: float = 0.9
+    """SGD momentum."""
+    TRAINING_LOOPS: int = 10
+    """Samples-and-fits per iteration."""
+    MIN_MEMORY_SIZE: int = 256
+    """Retraining (and so the tournament) starts once memory holds this many
+    positions.  The tutorial waits for a full memory: set it to MEMORY_SIZE for that."""
+    HIDDEN_CNN_LAYERS: list = field(default_factory=_default_layers)
+    """First entry: the convolutional block; every further entry: one residual block."""
+
+    # --- tournament --------------------------------------------------------------
+    EVAL_EPISODES: int = 20
+    """Tournament games between the current and the best network per iteration."""
+    SCORING_THRESHOLD: float = 1.3
+    """The current network is promoted when its wins exceed the best network's
+    wins times this factor."""
+
+    # --- evaluation against perfect play ----------------------------------------
+    EVAL_POSITIONS: int = 100
+    """Positions of the seeded benchmark set scored after each iteration (0 = off)."""
+    EVAL_SIMS: int = 50
+    """MCTS simulations the agent uses on that benchmark set."""
+
+    # --- housekeeping ------------------------------------------------------------
+    SEED: int = 0
+    """Seed of every random draw of the run (numpy, Python, TensorFlow)."""
+    RUN_FOLDER: str = "run"
+    """The live run folder (relative paths are relative to the project root)."""
+    RUN_ARCHIVE_FOLDER: str = "run_archive"
+    """Where finished runs are archived: ``<archive>/connect4/runNNNN/``."""
+    LOGGERS: dict = field(default_factory=_default_loggers)
+    """Which log files are written: main, memory, tourney, mcts, model."""
+    LOG_MAX_BYTES: int = 5_000_000
+    """Size at which a log file is rotated."""
+    LOG_BACKUP_COUNT: int = 2
+    """Rotated copies kept per log: a log never takes more than
+    LOG_MAX_BYTES * (LOG_BACKUP_COUNT + 1) bytes."""
+    MEMORY_SNAPSHOTS_KEPT: int = 3
+    """Memory snapshots kept in the run folder (older ones are deleted)."""
+
+    def __post_init__(self) -> None:
+        self.HIDDEN_CNN_LAYERS = [
+            {"filters": layer["filters"], "kernel_size": tuple(layer["kernel_size"])}
+            if isinstance(layer, dict) and {"filters", "kernel_size"} <= set(layer)
+            else layer
+            for layer in self.HIDDEN_CNN_LAYERS
+        ]
+        self.validate()
+
+    # -- validation ----------------------------------------------------------------
+    def validate(self) -> None:
+        """Raise ConfigError naming the first wrong value."""
+        positive_ints = ["EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
+                         "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
+                         "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT"]
+        non_negative_ints = ["TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT"]
+        for name in positive_ints + non_negative_ints:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name} must be an integer, got {value!r}")
+            if name in positive_ints and value <= 0:
+                raise ConfigError(f"{name} must be positive, got {value}")
+            if value < 0:
+                raise ConfigError(f"{name} must not be negative, got {value}")
+        for name in ["CPUCT", "EPSILON", "ALPHA", "REG_CONST", "LEARNING_RATE", "MOMENTUM",
+                     "SCORING_THRESHOLD"]:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigError(f"{name} must be a finite number, got {value!r}")
+        if self.CPUCT <= 0:
+            raise ConfigError(f"CPUCT must be positive, got {self.CPUCT}")
+        if not 0 <= self.EPSILON <= 1:
+            raise ConfigError(f"EPSILON must lie in [0, 1], got {self.EPSILON}")
+        if self.ALPHA <= 0:
+            raise ConfigError(f"ALPHA must be positive, got {self.ALPHA}")
+        if self.REG_CONST < 0:
+            raise ConfigError(f"REG_CONST must not be negative, got {self.REG_CONST}")
+        if self.LEARNING_RATE <= 0:
+            raise ConfigError(f"LEARNING_RATE must be positive, got {self.LEARNING_RATE}")
+        if not 0 <= self.MOMENTUM < 1:
+            raise ConfigError(f"MOMENTUM must lie in [0, 1), got {self.MOMENTUM}")
+        if self.SCORING_THRESHOLD <= 0:
+            raise ConfigError(f"SCORING_THRESHOLD must be positive, got {self.SCORING_THRESHOLD}")
+        if self.BATCH_SIZE > self.MEMORY_SIZE:
+            raise ConfigError(f"BATCH_SIZE ({self.BATCH_SIZE}) must not exceed MEMORY_SIZE ({self.MEMORY_SIZE})")
+        if not self.BATCH_SIZE <= self.MIN_MEMORY_SIZE <= self.MEMORY_SIZE:
+            raise ConfigError(f"MIN_MEMORY_SIZE ({self.MIN_MEMORY_SIZE}) must lie between BATCH_SIZE "
+                              f"({self.BATCH_SIZE}) and MEMORY_SIZE ({self.MEMORY_SIZE})")
+        self._validate_layers()
+        for name in ["RUN_FOLDER", "RUN_ARCHIVE_FOLDER"]:
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ConfigError(f"{name} must be a non-empty path string")
+        if not isinstance(self.LOGGERS, dict):
+            raise ConfigError(f"LOGGERS must be a dict of logger name -> bool, got {self.LOGGERS!r}")
+        unknown = set(self.LOGGERS) - {"main", "memory", "tourney", "mcts", "model"}
+        if unknown:
+            raise ConfigError(f"LOGGERS has unknown logger names {sorted(unknown)}; "
+                              "known: main, memory, tourney, mcts, model")
+        if not all(isinstance(v, bool) for v in self.LOGGERS.values()):
+            raise ConfigError(f"LOGGERS values must be True or False, got {self.LOGGERS!r}")
+
+    def _validate_layers(self) -> None:
+        layers = self.HIDDEN_CNN_LAYERS
+        if not isinstance(layers, list) or not layers:
+            raise ConfigError("HIDDEN_CNN_LAYERS must be a non-empty list of "
+                              "{'filters': int, 'kernel_size': (int, int)}")
+        for i, layer in enumerate(layers):
+            ok = (isinstance(layer, dict) and set(layer) == {"filters", "kernel_size"}
+                  and isinstance(layer["filters"], int) and layer["filters"] > 0
+                  and len(layer["kernel_size"]) == 2
+                  and all(isinstance(k, int) and k > 0 for k in layer["kernel_size"]))
+            if not ok:
+                raise ConfigError(f"HIDDEN_CNN_LAYERS[{i}] must be {{'filters': positive int, "
+                                  f"'kernel_size': (positive int, positive int)}}, got {layer!r}")
+
+    # -- (de)serialisation -------------------------------------------------------------
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def replace(self, **changes) -> "Config":
+        """A copy with some values changed (validated; unknown names refused)."""
+        return Config.from_dict({**self.as_dict(), **changes})
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "Config":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown config keys {unknown}")
+        return cls(**values)
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json_file(cls, path: Path | str) -> "Config":
+        """Read a config archived in a run folder; errors name the file."""
+        path = Path(path)
+        try:
+            values = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"config file {path} does not exist") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {path} is corrupt ({exc}); restore it or start a new run") from None
+        if not isinstance(values, dict):
+            raise ConfigError(f"config file {path} does not hold a JSON object")
+        try:
+            return cls.from_dict(values)
+        except ConfigError as exc:
+            raise ConfigError(f"config file {path}: {exc}") from None
+
+    def path(self, name: str) -> Path:
+        """RUN_FOLDER or RUN_ARCHIVE_FOLDER as an absolute path."""
+        folder = Path(getattr(self, name))
+        return folder if folder.is_absolute() else PROJECT_ROOT / folder
+
+
+DEFAULT = Config()
+
+# The tutorial's module-level names, for code and readers that expect ``config.X``.
+globals().update(DEFAULT.as_dict())

@@ -1,0 +1,476 @@
+"""Playing matches and the training loop.
+
+`playMatches` plays all its episodes at once, in lockstep: every live game's search
+runs to its next leaf, all leaves that need the same network are evaluated in one
+batched call, then every game resumes.  Within a game the search is exactly the
+sequential one (`Agent.actSteps` is the same code `Agent.act` runs); only the
+network calls are shared.
+
+`train` is the tutorial's loop: self-play with the best network -> memory -> retrain
+the current network -> tournament current vs best -> promote and save.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+import loggers as lg
+import storage
+from agent import Agent, Resign, User
+from config import DEFAULT, Config
+from game import Game, GameState, columnOf
+from memory import Memory
+
+_INFO = logging.INFO
+
+
+def episodeSeed(baseSeed: int, episode: int) -> int:
+    """The seed of one episode's players, from the match's base seed."""
+    return int(np.random.SeedSequence([baseSeed, episode]).generate_state(1)[0])
+
+
+def _progress(total: int, desc: str | None):
+    if desc is None:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, leave=False)
+
+
+class Episode:
+    """One game of a match in progress.
+
+    `players` maps playerTurn (1: moves first, -1: second) to the seat's player;
+    `request` is the leaf position whose evaluation the current search awaits."""
+
+    def __init__(self, index: int, players: dict, names: dict, turns_until_tau0: int, noise: bool,
+                 collect: Memory | None, logger: logging.Logger):
+        self.index = index
+        self.players = players
+        self.names = names
+        self.turns_until_tau0 = turns_until_tau0
+        self.noise = noise
+        self.memory = Memory(collect.MEMORY_SIZE) if collect is not None else None
+        self.logger = logger
+        self.state = GameState.initial()
+        self.turn = 0
+        self.done = False
+        self.value = 0
+        self.request: GameState | None = None
+        self.steps = None
+
+    @property
+    def player(self):
+        return self.players[self.state.playerTurn]
+
+    def start(self) -> None:
+        if self.logger.isEnabledFor(_INFO):
+            self.logger.info("====================")
+            self.logger.info("EPISODE %d: %s (X) vs %s (O)", self.index + 1, self.names[1], self.names[-1])
+        self._startMove()
+        self.advance(None)
+
+    def _startMove(self) -> None:
+        tau = 1 if self.turn < self.turns_until_tau0 else 0
+        self.steps = self.player.actSteps(self.state, tau, self.noise)
+
+    def advance(self, evaluation) -> None:
+        """Resume the search with `evaluation` (None to start it) and run until it needs
+        the next evaluation or the game ends; finished moves are played on the way."""
+        while True:
+            try:
+                self.request = next(self.steps) if evaluation is None else self.steps.send(evaluation)
+                return
+            except StopIteration as stop:
+                self._playMove(*stop.value)
+            except Resign:
+                self.done, self.value = True, -1  # the player to move gives the game up
+                if self.logger.isEnabledFor(_INFO):
+                    self.logger.info("%s resigns", self.names[self.state.playerTurn])
+            if self.done:
+                self.request = None
+                return
+            self._startMove()
+            evaluation = None
+
+    def _playMove(self, action, pi, mcts_value, nn_value) -> None:
+        state = self.state
+        if self.memory is not None:
+            self.memory.commit_stmemory(Game.identities, state, pi)
+        if self.logger.isEnabledFor(_INFO):
+            self._logMove(state, action, pi, mcts_value, nn_value)
+        self.state, self.value, self.done = state.takeAction(action)
+        self.turn += 1
+        if self.done:
+            self.state.render(self.logger)
+
+    def _logMove(self, state, action, pi, mcts_value, nn_value) -> None:
+        lg_ = self.logger
+        mover = "X" if state.playerTurn == 1 else "O"
+        state.render(lg_)
+        lg_.info("%s (%s) to move; visit shares by column: %s", self.names[state.playerTurn], mover,
+                 " ".join(f"{c + 1}:{pi[state.actionForColumn(c)]:.2f}" if state.actionForColumn(c) is not None
+                          else f"{c + 1}:--" for c in range(7)))
+        if mcts_value is not None:
+            lg_.info("MCTS perceived value for %s: %+.3f; NN perceived value: %+.3f", mover, mcts_value, nn_value)
+        lg_.info("action: column %d", columnOf(action) + 1)
+
+
+
+def _seats(player1, player2, episodes: int, goes_first: int):
+    """For each episode, (player moving first, player moving second) with their match
+    names.  goes_first 0 alternates (player1 starts the even episodes), 1 / -1 make
+    player1 / player2 start every game.  Agents get a per-game copy (own tree and
+    random draws); in self-play one copy plays both sides, sharing its tree."""
+    base = int(player1.rng.integers(2**32)) if isinstance(player1, Agent) else 0
+    seats = []
+    for e in range(episodes):
+        seed = episodeSeed(base, e)
+        p1 = player1.forGame(seed) if isinstance(player1, Agent) else player1
+        p2 = p1 if player2 is player1 else (player2.forGame(seed + 1) if isinstance(player2, Agent) else player2)
+        player1_starts = (e % 2 == 0) if goes_first == 0 else goes_first == 1
+        seats.append(((p1, player1.name), (p2, player2.name)) if player1_starts
+                     else ((p2, player2.name), (p1, player1.name)))
+    return seats
+
+
+def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
+                memory: Memory | None = None, goes_first: int = 0, progress: str | None = None):
+    """Play EPISODES games between two players (the same object twice = self-play).
+
+    With `memory`, every position is stored with its search policy and, at the end,
+    the result for its player to move; Dirichlet root noise is used only then (self-
+    play explores; tournaments and human games do not).  Moves are sampled (tau=1) for
+    the first `turns_until_tau0` turns of each game, then the most visited is played.
+
+    Returns (scores, memory, points, sp_scores): wins per player name and draws;
+    points per player name, +1 / -1 / 0 per game; wins of the starting ('sp') and the
+    other ('nsp') player.
+    """
+    if goes_first not in (-1, 0, 1):
+        raise ValueError(f"goes_first must be 0 (alternate), 1 or -1, got {goes_first!r}")
+    scores = {player1.name: 0, "drawn": 0, player2.name: 0}
+    sp_scores = {"sp": 0, "drawn": 0, "nsp": 0}
+    points = {player1.name: [], player2.name: []}
+    humans = isinstance(player1, User) or isinstance(player2, User)
+    seats = _seats(player1, player2, EPISODES, goes_first)
+    episodes = [Episode(e, {1: first[0], -1: second[0]}, {1: first[1], -1: second[1]}, turns_until_tau0,
+                        noise=memory is not None, collect=memory, logger=logger)
+                for e, (first, second) in enumerate(seats)]
+    bar = _progress(EPISODES, progress)
+    # A human plays one game at a time; agents play every game at once.
+    batches = [[e] for e in episodes] if humans else [episodes]
+    try:
+        for batch in batches:
+            for episode in batch:
+                episode.start()
+            live = [e for e in batch if not e.done]
+            while live:
+                _evaluateTogether(live)
+                live = [e for e in live if not e.done]
+            for episode in batch:
+                _score(episode, scores, sp_scores, points, memory)
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return scores, memory, points, sp_scores
+
+
+def _evaluateTogether(live: list[Episode]) -> None:
+    """One lockstep step: the pending leaves of all live games, one network call per
+    distinct network, then every game resumes with its evaluation."""
+    by_model = defaultdict(list)
+    for episode in live:
+        by_model[id(episode.player.model)].append(episode)
+    for group in by_model.values():
+        evaluations = group[0].player.evaluateStates([e.request for e in group])
+        for episode, evaluation in zip(group, evaluations):
+            episode.advance(evaluation)
+
+
+def _score(episode: Episode, scores, sp_scores, points, memory: Memory | None) -> None:
+    state = episode.state
+    if memory is not None:
+        episode.memory.setResult(state, episode.value)
+        memory.commitGame(episode.memory)
+    if episode.value == -1:  # the player to move has lost
+        scores[episode.names[-state.playerTurn]] += 1
+        sp_scores["nsp" if state.playerTurn == 1 else "sp"] += 1
+    else:
+        scores["drawn"] += 1
+        sp_scores["drawn"] += 1
+    mine, theirs = episode.value, -episode.value
+    points[episode.names[state.playerTurn]].append(mine)
+    points[episode.names[-state.playerTurn]].append(theirs)
+    if episode.logger.isEnabledFor(_INFO):
+        winner = episode.names[-state.playerTurn] if episode.value == -1 else "nobody (draw)"
+        episode.logger.info("EPISODE %d: %s wins after %d moves", episode.index + 1, winner, episode.turn)
+
+
+# -- versions and humans ---------------------------------------------------------------
+def runConfig(run_folder, fallback: Config | None = None) -> Config:
+    """The config a run was built with (its config.json), else `fallback`."""
+    path = Path(run_folder) / "config.json"
+    return Config.from_json_file(path) if path.exists() or fallback is None else fallback
+
+
+def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int, input_fn=input,
+                  output_fn=print, mcts_simulations: int | None = None):
+    """A player for `version` of the run in `run_folder`: -1 a human, 0 an untrained
+    network, n the saved network models/version000n.keras."""
+    from model import Residual_CNN
+
+    if version == -1:
+        return User(name, env.state_size, env.action_size, input_fn, output_fn)
+    network = Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, run_folder)
+    if version > 0:
+        network.setWeightsFrom(storage.load_model(storage.model_path(run_folder, version)))
+    sims = cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
+    return Agent(name, env.state_size, env.action_size, sims, cfg.CPUCT, network, cfg, logger=lg.logger_mcts)
+
+
+def playMatchesBetweenVersions(env: Game, run_version, player1version: int, player2version: int,
+                               EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
+                               goes_first: int = 0, cfg: Config | None = None, input_fn=input,
+                               output_fn=print):
+    """Play two versions of a run against each other (-1: a human, typing columns).
+
+    `run_version` is an archived run number (run_archive/connect4/runNNNN) or None for
+    the live run folder; networks are built with that run's own config."""
+    cfg = cfg or DEFAULT
+    folder = (cfg.path("RUN_FOLDER") if run_version is None
+              else storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), env.name, run_version))
+    run_cfg = runConfig(folder, cfg)
+    player1 = versionPlayer("player1", env, run_cfg, folder, player1version, input_fn, output_fn)
+    player2 = versionPlayer("player2", env, run_cfg, folder, player2version, input_fn, output_fn)
+    return playMatches(player1, player2, EPISODES, logger, turns_until_tau0, None, goes_first)
+
+
+# -- the training loop ------------------------------------------------------------------
+class RunState:
+    """What a run has reached: its folder and config, the iteration counter, the best
+    version, the memory and the two networks (best and current)."""
+
+    def __init__(self, folder: Path, cfg: Config, iteration: int, best_player_version: int,
+                 memory: Memory, best_NN, current_NN, memory_iteration: int | None):
+        self.folder = folder
+        self.cfg = cfg
+        self.iteration = iteration
+        self.best_player_version = best_player_version
+        self.memory = memory
+        self.best_NN = best_NN
+        self.current_NN = current_NN
+        self.memory_iteration = memory_iteration
+
+    def checkpoint(self) -> dict:
+        return {"iteration": self.iteration, "best_player_version": self.best_player_version,
+                "memory_iteration": self.memory_iteration}
+
+
+def _readCheckpoint(folder: Path) -> dict:
+    path = folder / "checkpoint.json"
+    way_out = ("restore it, or move the run folder away to start a new run "
+               "(models/ and memory/ keep every saved version)")
+    values = storage.read_json(path, "checkpoint file", way_out)
+    ok = (isinstance(values, dict)
+          and isinstance(values.get("iteration"), int) and values["iteration"] >= 0
+          and isinstance(values.get("best_player_version"), int) and values["best_player_version"] >= 1
+          and (values.get("memory_iteration") is None or isinstance(values["memory_iteration"], int)))
+    if not ok:
+        raise storage.RunFileError(f"checkpoint file {path} is invalid ({values!r}); {way_out}")
+    return values
+
+
+def _networks(cfg: Config, folder: Path):
+    from model import Residual_CNN
+
+    env = Game()
+    return (Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder),
+            Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder))
+
+
+def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_model_version: int | None = None,
+            initial_memory_version: int | None = None, say=print) -> RunState:
+    """Resume the run in the run folder, start one from an archived run, or start anew.
+
+    A run folder that holds a run is always resumed with its own config.json (a
+    different `cfg` is reported and ignored).  Otherwise, with `initial_run`, the
+    archived run's config, model version and memory start the new run; else a new run
+    starts from an untrained network saved as version 1."""
+    import keras
+
+    cfg = cfg or DEFAULT
+    folder = cfg.path("RUN_FOLDER")
+    if (folder / "config.json").exists():
+        run_cfg = Config.from_json_file(folder / "config.json")
+        if run_cfg.replace(RUN_FOLDER=cfg.RUN_FOLDER) != cfg:
+            say(f"{folder} already holds a run: resuming it with its own config.json "
+                "(move the folder away to start a new run with another config).")
+        cfg = run_cfg.replace(RUN_FOLDER=str(folder))
+        if (folder / "checkpoint.json").exists():
+            return _resume(folder, cfg, say)
+    elif initial_run is not None:
+        return _startFromArchive(folder, cfg, initial_run, initial_model_version, initial_memory_version, say)
+    keras.utils.set_random_seed(cfg.SEED)
+    best_NN, current_NN = _networks(cfg, folder)
+    current_NN.setWeightsFrom(best_NN.model)
+    storage.write_text(folder / "config.json", cfg.to_json())
+    best_NN.write("connect4", 1)
+    run = RunState(folder, cfg, 0, 1, Memory(cfg.MEMORY_SIZE), best_NN, current_NN, None)
+    storage.write_json(folder / "checkpoint.json", run.checkpoint())
+    say(f"New run in {folder}: version 1 is the untrained network.")
+    return run
+
+
+def _resume(folder: Path, cfg: Config, say) -> RunState:
+    checkpoint = _readCheckpoint(folder)
+    best_NN, current_NN = _networks(cfg, folder)
+    best = storage.load_model(storage.model_path(folder, checkpoint["best_player_version"]),
+                              way_out=f"fix checkpoint.json's best_player_version to an intact models/ file")
+    best_NN.setWeightsFrom(best)
+    current_NN.setWeightsFrom(best)
+    memory = Memory(cfg.MEMORY_SIZE)
+    if checkpoint["memory_iteration"] is not None:
+        memory = Memory.load(storage.memory_path(folder, checkpoint["memory_iteration"]), cfg.MEMORY_SIZE)
+    say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
+        f"{checkpoint['best_player_version']}, {len(memory)} positions in memory.")
+    return RunState(folder, cfg, checkpoint["iteration"], checkpoint["best_player_version"], memory,
+                    best_NN, current_NN, checkpoint["memory_iteration"])
+
+
+def _startFromArchive(folder: Path, cfg: Config, run_number: int, model_version, memory_version, say) -> RunState:
+    archive = storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), "connect4", run_number)
+    run_cfg = Config.from_json_file(archive / "config.json").replace(
+        RUN_FOLDER=str(folder), RUN_ARCHIVE_FOLDER=cfg.RUN_ARCHIVE_FOLDER)
+    if model_version is None:
+        model_version = _readCheckpoint(archive)["best_player_version"]
+    best_NN, current_NN = _networks(run_cfg, folder)
+    best_NN.setWeightsFrom(best_NN.read("connect4", run_number, model_version))
+    current_NN.setWeightsFrom(best_NN.model)
+    memory = Memory(run_cfg.MEMORY_SIZE)
+    if memory_version is not None:
+        memory = Memory.load(storage.memory_path(archive, memory_version), run_cfg.MEMORY_SIZE)
+    storage.write_text(folder / "config.json", run_cfg.to_json())
+    best_NN.write("connect4", model_version)
+    run = RunState(folder, run_cfg, 0, model_version, memory, best_NN, current_NN, None)
+    if memory_version is not None:
+        memory.save(storage.memory_path(folder, 0))
+        run.memory_iteration = 0
+    storage.write_json(folder / "checkpoint.json", run.checkpoint())
+    say(f"New run in {folder} from archived run {run_number}: model version {model_version}, "
+        f"{len(memory)} positions in memory (memory version {memory_version}).")
+    return run
+
+
+def _pruneMemorySnapshots(folder: Path, keep: int, current: int | None) -> None:
+    snapshots = sorted((folder / "memory").glob("memory*.npz"))
+    for old in snapshots[:-keep]:
+        if current is None or old != storage.memory_path(folder, current):
+            old.unlink(missing_ok=True)
+
+
+def trainIteration(run: RunState, progress: bool = True) -> dict:
+    """One iteration: self-play -> retrain -> tournament -> promote; then save memory,
+    checkpoint and a metrics row.  Returns the metrics row."""
+    import keras
+
+    cfg, env = run.cfg, Game()
+    iteration = run.iteration + 1
+    keras.utils.set_random_seed(cfg.SEED + iteration)
+    agent_seed = cfg.SEED * 1_000_003 + iteration
+    best_player = Agent("best_player", env.state_size, env.action_size, cfg.MCTS_SIMS, cfg.CPUCT, run.best_NN,
+                        cfg, seed=agent_seed, logger=lg.logger_mcts)
+    current_player = Agent("current_player", env.state_size, env.action_size, cfg.MCTS_SIMS, cfg.CPUCT,
+                           run.current_NN, cfg, seed=agent_seed + 1, logger=lg.logger_mcts)
+    lg.logger_main.info("====== ITERATION %d (best version %d) ======", iteration, run.best_player_version)
+    times = {}
+    start = time.perf_counter()
+    playMatches(best_player, best_player, cfg.EPISODES, lg.logger_main, cfg.TURNS_UNTIL_TAU0, run.memory,
+                progress=f"iteration {iteration}: self-play" if progress else None)
+    run.memory.clear_stmemory()
+    times["selfplay"] = time.perf_counter() - start
+    row = {"iteration": iteration, "promoted": False, "trained": False, "loss": None, "value_loss": None,
+           "policy_loss": None, "scores": None, "sp_scores": None}
+    if len(run.memory) >= cfg.MIN_MEMORY_SIZE:
+        start = time.perf_counter()
+        row.update(current_player.replay(run.memory.ltmemory), trained=True)
+        times["retrain"] = time.perf_counter() - start
+        start = time.perf_counter()
+        scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney, 0,
+                                              progress=f"iteration {iteration}: tournament" if progress else None)
+        times["tournament"] = time.perf_counter() - start
+        row.update(scores=scores, sp_scores=sp_scores)
+        lg.logger_tourney.info("SCORES %s, STARTING PLAYER %s", scores, sp_scores)
+        if scores["current_player"] > scores["best_player"] * cfg.SCORING_THRESHOLD:
+            run.best_player_version += 1
+            run.best_NN.setWeightsFrom(run.current_NN.model)
+            run.best_NN.write("connect4", run.best_player_version)
+            row["promoted"] = True
+            lg.logger_main.info("promoted: best version is now %d", run.best_player_version)
+    start = time.perf_counter()
+    run.memory.save(storage.memory_path(run.folder, iteration))
+    run.iteration, run.memory_iteration = iteration, iteration
+    storage.write_json(run.folder / "checkpoint.json", run.checkpoint())
+    _pruneMemorySnapshots(run.folder, cfg.MEMORY_SNAPSHOTS_KEPT, iteration)
+    times["save"] = time.perf_counter() - start
+    row.update(best_player_version=run.best_player_version, memory_size=len(run.memory),
+               seconds={k: round(v, 3) for k, v in times.items()})
+    return row
+
+
+def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=print,
+          initial_run: int | None = None, initial_model_version: int | None = None,
+          initial_memory_version: int | None = None) -> list[dict]:
+    """Run the training loop for `iterations` iterations (None: until interrupted).
+
+    Resumes the run in cfg.RUN_FOLDER if there is one (see `openRun`).  An interrupt
+    (KeyboardInterrupt) stops between saves: the run resumes from the last finished
+    iteration.  Returns the metrics rows of the iterations run."""
+    run = openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)
+    lg.setup_loggers(run.folder, run.cfg)
+    rows = []
+    try:
+        while iterations is None or len(rows) < iterations:
+            row = trainIteration(run, progress)
+            storage.append_line(run.folder / "metrics.jsonl", _json(row))
+            rows.append(row)
+            say(_summary(row))
+    except KeyboardInterrupt:
+        say(f"Interrupted: {run.iteration} iterations are saved; training again resumes from there.")
+    return rows
+
+
+def _json(row: dict) -> str:
+    import json
+    return json.dumps(row, sort_keys=True)
+
+
+def _summary(row: dict) -> str:
+    text = f"iteration {row['iteration']}: memory {row['memory_size']}"
+    if row["trained"]:
+        text += (f", loss {row['loss']:.3f} (value {row['value_loss']:.3f}, policy {row['policy_loss']:.3f})"
+                 f", tournament {row['scores']}, {'promoted' if row['promoted'] else 'not promoted'}")
+    text += f", best version {row['best_player_version']}"
+    return text + ", " + ", ".join(f"{k} {v:.1f}s" for k, v in row["seconds"].items())
+
+
+def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path:
+    """Copy the live run folder to run_archive/connect4/runNNNN (next free number by
+    default), from where initialise.py can start a new run."""
+    cfg = cfg or DEFAULT
+    archive_root = cfg.path("RUN_ARCHIVE_FOLDER") / "connect4"
+    if run_number is None:
+        taken = [int(p.name[3:]) for p in archive_root.glob("run[0-9][0-9][0-9][0-9]")]
+        run_number = max(taken, default=0) + 1
+    target = storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), "connect4", run_number)
+    if target.exists():
+        raise FileExistsError(f"{target} already exists: choose another run number")
+    shutil.copytree(cfg.path("RUN_FOLDER"), target)
+    return target

@@ -1,0 +1,233 @@
+"""Connect Four rules: `Game` (the environment) and `GameState` (one position).
+
+The tutorial's representation is kept at the surface: ``board`` is a length-42 array,
+row 0 on top, cell ``row * 7 + column``, 1 for the first player, -1 for the second,
+0 empty; an *action* is the index of the cell a disc lands in (0..41).
+
+Underneath, a position is two bitboards (one per player), 7 bits per column, bit
+``column * 7 + height`` (height 0 = bottom row, the 7th bit of each column stays empty
+as a separator).  A move is one OR, a win test a few shifts; ``board`` and ``binary``
+are built only when someone reads them.
+
+This module is the project's one implementation of the rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROWS, COLUMNS = 6, 7
+CELLS = ROWS * COLUMNS
+
+# Bit of the bitboard that holds tutorial cell i (row 0 on top).
+_BIT_OF_CELL = np.array([(i % COLUMNS) * 7 + (ROWS - 1 - i // COLUMNS) for i in range(CELLS)])
+# _ACTION[column][height]: the cell a disc dropped in `column` lands in when
+# `height` discs are already there.
+_ACTION = [[(ROWS - 1 - h) * COLUMNS + c for h in range(ROWS)] for c in range(COLUMNS)]
+_FULL_BOARD = sum(((1 << ROWS) - 1) << (7 * c) for c in range(COLUMNS))
+_MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
+
+
+def _has_four(bits: int) -> bool:
+    """True when `bits` (one player's stones) hold four in a row in any direction."""
+    for shift in (1, 7, 6, 8):  # vertical, horizontal, the two diagonals
+        pairs = bits & (bits >> shift)
+        if pairs & (pairs >> (2 * shift)):
+            return True
+    return False
+
+
+def _cells_of(bits: int) -> np.ndarray:
+    """Tutorial-ordered 0/1 array (length 42) of the stones in `bits`."""
+    raw = np.unpackbits(np.frombuffer(bits.to_bytes(8, "little"), dtype=np.uint8), bitorder="little")
+    return raw[_BIT_OF_CELL]
+
+
+def columnOf(action: int) -> int:
+    """Column (0..6) of an action (a cell index 0..41)."""
+    return action % COLUMNS
+
+
+class GameState:
+    """One position, with the player to move (`playerTurn`, 1 or -1).
+
+    `value` is the tutorial's triple from the point of view of the *player to move*:
+    ``(-1, -1, 1)`` when the previous player has just connected four (the player to
+    move has lost: value -1, points -1 for them, +1 for the opponent), else
+    ``(0, 0, 0)``.  `score` is the points pair ``(player to move, opponent)``.
+    """
+
+    __slots__ = ("_mine", "_theirs", "playerTurn", "_heights", "isEndGame", "value",
+                 "id", "_board", "_binary", "_allowed")
+
+    pieces = {"1": "X", "0": "-", "-1": "O"}
+
+    def __init__(self, board, playerTurn: int):
+        board = np.asarray(board)
+        if board.shape != (CELLS,):
+            raise ValueError(f"board must have {CELLS} cells, got shape {board.shape}")
+        if not np.isin(board, (-1, 0, 1)).all():
+            raise ValueError("board cells must be 1, -1 or 0")
+        if playerTurn not in (1, -1):
+            raise ValueError(f"playerTurn must be 1 or -1, got {playerTurn!r}")
+        first = int(sum(1 << int(b) for b in _BIT_OF_CELL[board == 1]))
+        second = int(sum(1 << int(b) for b in _BIT_OF_CELL[board == -1]))
+        heights = tuple(((first | second) >> (7 * c) & 0x7F).bit_length() for c in range(COLUMNS))
+        if (first | second) != sum(((1 << h) - 1) << (7 * c) for c, h in enumerate(heights)):
+            raise ValueError("board has a disc floating above an empty cell")
+        mine, theirs = (first, second) if playerTurn == 1 else (second, first)
+        self._setup(mine, theirs, playerTurn, heights, _has_four(theirs))
+
+    def _setup(self, mine: int, theirs: int, playerTurn: int, heights: tuple, lost: bool) -> None:
+        self._mine = mine          # stones of the player to move
+        self._theirs = theirs      # stones of the player who moved last
+        self.playerTurn = playerTurn
+        self._heights = heights
+        self.isEndGame = lost or (mine | theirs) == _FULL_BOARD
+        self.value = (-1, -1, 1) if lost else (0, 0, 0)
+        first, second = (mine, theirs) if playerTurn == 1 else (theirs, mine)
+        self.id = (((first << 49) | second) << 1) | (playerTurn == 1)
+        self._board = self._binary = self._allowed = None
+
+    @classmethod
+    def initial(cls) -> "GameState":
+        """The empty board, first player (1) to move."""
+        state = cls.__new__(cls)
+        state._setup(0, 0, 1, (0,) * COLUMNS, False)
+        return state
+
+    @classmethod
+    def fromMoves(cls, moves: str) -> "GameState":
+        """The position after a move string in Pons' notation: columns '1'..'7',
+        first player first (e.g. "4453")."""
+        state = cls.initial()
+        for i, char in enumerate(moves):
+            if char not in "1234567":
+                raise ValueError(f"move {i + 1} of {moves!r} is {char!r}; columns are 1..7")
+            column = int(char) - 1
+            action = state.actionForColumn(column)
+            if action is None:
+                raise ValueError(f"move {i + 1} of {moves!r}: column {char} is full or the game is over")
+            state = state.takeAction(action)[0]
+        return state
+
+    # -- rules ---------------------------------------------------------------------
+    @property
+    def allowedActions(self) -> list[int]:
+        """Cells (0..41) a disc can be dropped into; empty once the game is over."""
+        if self._allowed is None:
+            self._allowed = [] if self.isEndGame else [
+                _ACTION[c][h] for c, h in enumerate(self._heights) if h < ROWS]
+        return self._allowed
+
+    def actionForColumn(self, column: int) -> int | None:
+        """The action dropping a disc in `column` (0..6), or None if it is not legal."""
+        height = self._heights[column]
+        return None if self.isEndGame or height >= ROWS else _ACTION[column][height]
+
+    def takeAction(self, action: int) -> tuple["GameState", int, bool]:
+        """Play `action`; returns (newState, value, done), value from the point of view
+        of the player to move in newState (-1: they have just lost)."""
+        column = action % COLUMNS
+        height = self._heights[column]
+        if self.isEndGame or height >= ROWS or _ACTION[column][height] != action:
+            raise ValueError(f"action {action} is not legal here (legal: {self.allowedActions})")
+        mover = self._mine | (1 << (7 * column + height))
+        heights = list(self._heights)
+        heights[column] = height + 1
+        new = GameState.__new__(GameState)
+        new._setup(self._theirs, mover, -self.playerTurn, tuple(heights), _has_four(mover))
+        return new, new.value[0], new.isEndGame
+
+    @property
+    def score(self) -> tuple[int, int]:
+        """Points (player to move, opponent): (-1, 1) after a win by the last mover."""
+        return self.value[1], self.value[2]
+
+    @property
+    def stones(self) -> int:
+        """Number of discs on the board."""
+        return sum(self._heights)
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        """Discs in each column, left to right."""
+        return self._heights
+
+    # -- views (built on demand) -----------------------------------------------------
+    @property
+    def board(self) -> np.ndarray:
+        """Length-42 int8 array, row 0 on top: 1 first player, -1 second, 0 empty."""
+        if self._board is None:
+            first, second = (self._mine, self._theirs) if self.playerTurn == 1 else (self._theirs, self._mine)
+            board = _cells_of(first).astype(np.int8) - _cells_of(second).astype(np.int8)
+            board.flags.writeable = False
+            self._board = board
+        return self._board
+
+    @property
+    def binary(self) -> np.ndarray:
+        """Length-84 float32 array: the player to move's stones, then the opponent's.
+
+        The one place a position becomes network input (reshaped to (2, 6, 7)); it is
+        always from the point of view of the player to move."""
+        if self._binary is None:
+            binary = np.concatenate([_cells_of(self._mine), _cells_of(self._theirs)]).astype(np.float32)
+            binary.flags.writeable = False
+            self._binary = binary
+        return self._binary
+
+    def mirrored(self) -> "GameState":
+        """The same position reflected left-right."""
+        return GameState(self.board[_MIRRORED_CELL], self.playerTurn)
+
+    def text(self) -> str:
+        """The board as lines of X (first player), O (second) and -, columns numbered."""
+        rows = [" ".join(self.pieces[str(x)] for x in self.board[r * COLUMNS:(r + 1) * COLUMNS])
+                for r in range(ROWS)]
+        return "\n".join(rows + ["1 2 3 4 5 6 7"])
+
+    def render(self, logger) -> None:
+        """Write the board to `logger` (nothing is formatted when it is disabled)."""
+        if logger.isEnabledFor(20):
+            for line in self.text().splitlines():
+                logger.info(line)
+            logger.info("-------------")
+
+    def __repr__(self) -> str:
+        return f"GameState(playerTurn={self.playerTurn}, stones={self.stones})\n{self.text()}"
+
+
+class Game:
+    """The environment: the current position plus the tutorial's game constants."""
+
+    def __init__(self):
+        self.currentPlayer = 1
+        self.gameState = GameState.initial()
+        self.actionSpace = np.zeros(CELLS, dtype=np.int8)
+        self.pieces = GameState.pieces
+        self.grid_shape = (ROWS, COLUMNS)
+        self.input_shape = (2, ROWS, COLUMNS)
+        self.name = "connect4"
+        self.state_size = len(self.gameState.binary)
+        self.action_size = len(self.actionSpace)
+
+    def reset(self) -> GameState:
+        self.gameState = GameState.initial()
+        self.currentPlayer = 1
+        return self.gameState
+
+    def step(self, action: int):
+        """Play `action`; returns (next_state, value, done, info), value from the point
+        of view of the player to move in next_state."""
+        next_state, value, done = self.gameState.takeAction(action)
+        self.gameState = next_state
+        self.currentPlayer = -self.currentPlayer
+        return next_state, value, done, None
+
+    @staticmethod
+    def identities(state: GameState, actionValues: np.ndarray):
+        """The position and its mirror image, each with its action values (the board
+        and the per-cell values are reflected together)."""
+        actionValues = np.asarray(actionValues)
+        return [(state, actionValues), (state.mirrored(), actionValues[_MIRRORED_CELL])]

@@ -1,0 +1,68 @@
+"""The run's five logs: main, memory, tourney, mcts, model.
+
+Each is a `logging.Logger` writing to ``<run folder>/logs/logger_<name>.log`` through a
+rotating file handler (size cap LOG_MAX_BYTES, LOG_BACKUP_COUNT old copies), switched
+on or off by the config's LOGGERS.  A disabled logger answers False to
+``isEnabledFor`` and every costly message in the project is formatted only behind that
+test, so a disabled log costs nothing measurable.
+
+`setup_loggers` may be called any number of times (each training iteration, a new run
+folder): it closes and replaces the previous handlers instead of piling them up.
+"""
+
+from __future__ import annotations
+
+import logging
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+
+NAMES = ("main", "memory", "tourney", "mcts", "model")
+
+logger_main = logging.getLogger("connect4.main")
+logger_memory = logging.getLogger("connect4.memory")
+logger_tourney = logging.getLogger("connect4.tourney")
+logger_mcts = logging.getLogger("connect4.mcts")
+logger_model = logging.getLogger("connect4.model")
+
+_LOGGERS = {"main": logger_main, "memory": logger_memory, "tourney": logger_tourney,
+            "mcts": logger_mcts, "model": logger_model}
+
+
+def get(name: str) -> logging.Logger:
+    return _LOGGERS[name]
+
+
+def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
+    """Point the five loggers at `run_folder`/logs, enabled per cfg.LOGGERS."""
+    folder = Path(run_folder) / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    for name, logger in _LOGGERS.items():
+        close_handlers(logger)
+        logger.propagate = False
+        enabled = cfg.LOGGERS.get(name, False)
+        logger.disabled = not enabled
+        logger.setLevel(logging.INFO if enabled else logging.CRITICAL + 1)
+        if enabled:
+            handler = RotatingFileHandler(folder / f"logger_{name}.log", maxBytes=cfg.LOG_MAX_BYTES,
+                                          backupCount=cfg.LOG_BACKUP_COUNT, encoding="utf-8")
+            handler.setFormatter(formatter)
+            logger.addHandler(handler)
+    return dict(_LOGGERS)
+
+
+def close_handlers(logger: logging.Logger) -> None:
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+
+
+def disable_all() -> None:
+    """Switch every log off and close its file (e.g. before a run folder is removed)."""
+    for logger in _LOGGERS.values():
+        close_handlers(logger)
+        logger.disabled = True
+        logger.setLevel(logging.CRITICAL + 1)
+
+
+disable_all()

@@ -1,0 +1,111 @@
+"""Training memory: positions from self-play with their search policy and result.
+
+`stmemory` collects the positions of the game being played; when it ends, each
+position gets `value` = the final result for the player to move in that position
+(z in the AlphaZero paper), and the game moves to `ltmemory`, which keeps the newest
+MEMORY_SIZE positions.
+
+On disk a memory is a numpy .npz of plain arrays (never pickle): board (n, 42) int8,
+playerTurn (n,) int8, AV (n, 42) float32, value (n,) float32.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections import deque
+
+import numpy as np
+
+import storage
+from game import CELLS, GameState
+
+_FIELDS = {"board": ((CELLS,), np.int8), "playerTurn": ((), np.int8),
+           "AV": ((CELLS,), np.float32), "value": ((), np.float32)}
+
+
+class Memory:
+    def __init__(self, MEMORY_SIZE: int):
+        self.MEMORY_SIZE = MEMORY_SIZE
+        self.ltmemory: deque[dict] = deque(maxlen=MEMORY_SIZE)
+        self.stmemory: deque[dict] = deque(maxlen=MEMORY_SIZE)
+
+    def __len__(self) -> int:
+        return len(self.ltmemory)
+
+    def commit_stmemory(self, identities, state: GameState, actionValues: np.ndarray) -> None:
+        """Store a position and its symmetric copies (from `identities`) with their
+        search policy; `value` is filled in when the game ends."""
+        for symmetric_state, symmetric_values in identities(state, actionValues):
+            self.stmemory.append({"board": symmetric_state.board, "state": symmetric_state,
+                                  "id": symmetric_state.id, "AV": symmetric_values,
+                                  "playerTurn": symmetric_state.playerTurn})
+
+    def setResult(self, finalState: GameState, value: float) -> None:
+        """Give every short-term position its z: `value` is the result for the player to
+        move in `finalState`, so positions with that player to move get `value` and
+        the others `-value`."""
+        for move in self.stmemory:
+            move["value"] = value if move["playerTurn"] == finalState.playerTurn else -value
+
+    def commitGame(self, gameMemory: "Memory") -> None:
+        """Move a finished game's short-term memory (results set) into long-term memory."""
+        self.ltmemory.extend(gameMemory.stmemory)
+        gameMemory.clear_stmemory()
+
+    def commit_ltmemory(self) -> None:
+        for entry in self.stmemory:
+            self.ltmemory.append(entry)
+        self.clear_stmemory()
+
+    def clear_stmemory(self) -> None:
+        self.stmemory = deque(maxlen=self.MEMORY_SIZE)
+
+    # -- files -----------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the long-term memory as an .npz of plain arrays, atomically."""
+        rows = list(self.ltmemory)
+        arrays = {name: np.array([row[name] for row in rows], dtype=dtype).reshape((len(rows), *shape))
+                  for name, (shape, dtype) in _FIELDS.items()}
+        storage.atomic_write(path, lambda tmp: _save_npz(tmp, arrays))
+
+    @classmethod
+    def load(cls, path, MEMORY_SIZE: int) -> "Memory":
+        """Read a memory file; a missing, corrupt or pickled file raises RunFileError
+        naming it.  Pickled objects are never loaded."""
+        arrays = _load_arrays(path)
+        memory = cls(MEMORY_SIZE)
+        for board, turn, av, value in zip(arrays["board"], arrays["playerTurn"], arrays["AV"], arrays["value"]):
+            state = GameState(board, int(turn))
+            memory.ltmemory.append({"board": state.board, "state": state, "id": state.id,
+                                    "AV": av, "playerTurn": int(turn), "value": float(value)})
+        return memory
+
+
+def _save_npz(tmp, arrays) -> None:
+    with open(tmp, "wb") as handle:
+        np.savez_compressed(handle, **arrays)
+
+
+def _load_arrays(path) -> dict[str, np.ndarray]:
+    way_out = "delete it to resume from the previous memory snapshot, or start a new run"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = sorted(set(_FIELDS) - set(data.files))
+            if missing:
+                raise storage.RunFileError(f"memory file {path} lacks arrays {missing}; {way_out}")
+            arrays = {name: data[name] for name in _FIELDS}
+    except FileNotFoundError:
+        raise storage.RunFileError(f"memory file {path} is missing; {way_out}") from None
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            raise storage.RunFileError(f"memory file {path} holds pickled objects, which are never "
+                                       f"loaded (they could run code); {way_out}") from None
+        raise storage.RunFileError(f"memory file {path} is corrupt ({exc}); {way_out}") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise storage.RunFileError(f"memory file {path} is truncated or corrupt ({exc}); {way_out}") from None
+    rows = len(arrays["board"])
+    for name, (shape, _) in _FIELDS.items():
+        if arrays[name].shape != (rows, *shape):
+            raise storage.RunFileError(f"memory file {path}: array {name} has shape {arrays[name].shape}, "
+                                       f"expected {(rows, *shape)}; {way_out}")
+    return arrays

@@ -1,0 +1,197 @@
+"""The network: the tutorial's residual CNN with a value head and a policy head.
+
+Input: (2, 6, 7) per position, channel 0 the player to move's stones, channel 1 the
+opponent's (see `GameState.binary`).  TensorFlow has no channels-first convolution on
+CPU, so the model permutes to (6, 7, 2) first and is channels-last inside.
+Outputs: `value_head` (tanh, the expected result for the player to move) and
+`policy_head` (42 logits, one per cell).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from keras import layers, ops, regularizers  # noqa: E402
+
+import loggers  # noqa: E402
+import storage  # noqa: E402
+from config import DEFAULT  # noqa: E402
+
+POLICY_NOT_LEGAL = -1.0
+"""Policy-target entry marking an illegal move (legal entries hold the visit share)."""
+
+
+@keras.saving.register_keras_serializable(package="connect4")
+def softmax_cross_entropy_with_logits(y_true, y_pred):
+    """Cross-entropy of the policy logits against the search's visit distribution.
+
+    `y_true` holds the visit share of each legal move and POLICY_NOT_LEGAL (-1) at
+    illegal ones.  Illegal moves are masked out of the softmax; legal but unvisited
+    moves stay in it (so their probability is pushed down) and a one-hot target the
+    network already predicts gives (near) zero loss."""
+    legal = ops.greater_equal(y_true, 0.0)
+    logits = ops.where(legal, y_pred, ops.full_like(y_pred, -1e9))
+    target = ops.maximum(y_true, 0.0)
+    return -ops.sum(target * ops.log_softmax(logits, axis=-1), axis=-1)
+
+
+def policyTargets(minibatch) -> np.ndarray:
+    """Policy targets for memory rows: the visit distribution AV, -1 at illegal moves."""
+    targets = np.full((len(minibatch), len(minibatch[0]["AV"])), POLICY_NOT_LEGAL, dtype=np.float32)
+    for i, row in enumerate(minibatch):
+        legal = row["state"].allowedActions
+        targets[i, legal] = np.asarray(row["AV"])[legal]
+    return targets
+
+
+class Gen_Model:
+    """What every network of the project offers: batched prediction through a compiled
+    call, training, saving and loading, inspection."""
+
+    def __init__(self, reg_const: float, learning_rate: float, input_dim, output_dim,
+                 run_folder=None, archive_folder=None):
+        self.reg_const = reg_const
+        self.learning_rate = learning_rate
+        self.input_dim = tuple(input_dim)
+        self.output_dim = output_dim
+        self.run_folder = DEFAULT.path("RUN_FOLDER") if run_folder is None else run_folder
+        self.archive_folder = DEFAULT.path("RUN_ARCHIVE_FOLDER") if archive_folder is None else archive_folder
+        self.model: keras.Model | None = None
+        self._forward = None
+
+    def _compile_forward(self) -> None:
+        model = self.model
+        self._forward = tf.function(
+            lambda x: model(x, training=False),
+            input_signature=[tf.TensorSpec((None, *self.input_dim), tf.float32)])
+
+    def predict(self, x: np.ndarray):
+        """(values, logits) for a batch of model inputs: values shape (n,), each for
+        its position's player to move; logits shape (n, 42)."""
+        value, logits = self._forward(np.asarray(x, dtype=np.float32))
+        return value.numpy()[:, 0], logits.numpy()
+
+    def fit(self, states, targets, epochs, verbose, validation_split, batch_size):
+        return self.model.fit(states, targets, epochs=epochs, verbose=verbose,
+                              validation_split=validation_split, batch_size=batch_size)
+
+    def trainingData(self, minibatch):
+        """(model inputs, {'value_head', 'policy_head'} targets) for memory rows."""
+        states = np.stack([self.convertToModelInput(row["state"]) for row in minibatch])
+        targets = {"value_head": np.array([row["value"] for row in minibatch], dtype=np.float32),
+                   "policy_head": policyTargets(minibatch)}
+        return states, targets
+
+    def modelPath(self, version: int):
+        return storage.model_path(self.run_folder, version)
+
+    def write(self, game: str, version: int) -> None:
+        """Save as run_folder/models/versionNNNN.keras, atomically."""
+        storage.save_model(self.model, self.modelPath(version))
+
+    def read(self, game: str, run_number: int, version: int) -> keras.Model:
+        """Load version `version` of archived run `run_number` (safe mode: no code runs)."""
+        return storage.load_model(storage.archived_run(self.archive_folder, game, run_number)
+                                  / "models" / storage.model_name(version))
+
+    def setWeightsFrom(self, other: keras.Model) -> None:
+        """Copy another model's weights (same architecture) into this network."""
+        self.model.set_weights(other.get_weights())
+
+    def printWeightAverages(self, logger=None) -> None:
+        """Log the mean absolute value and std of every layer's weights (model log)."""
+        logger = loggers.logger_model if logger is None else logger
+        if not logger.isEnabledFor(20):
+            return
+        for i, layer in enumerate(self.model.layers):
+            for weights in layer.get_weights():
+                logger.info("WEIGHT LAYER %d (%s): ABSAV = %f, SD = %f", i, layer.name,
+                            np.mean(np.abs(weights)), np.std(weights))
+        logger.info("------------------")
+
+    def viewLayers(self):
+        """Plot every layer's weights (one row per layer); returns the figure."""
+        import matplotlib.pyplot as plt
+        weighted = [(layer.name, w) for layer in self.model.layers for w in layer.get_weights()[:1]]
+        fig, axes = plt.subplots(len(weighted), 1, figsize=(10, 1.6 * len(weighted)), squeeze=False)
+        for ax, (name, weights) in zip(axes[:, 0], weighted):
+            flat = weights.reshape(-1, weights.shape[-1]) if weights.ndim > 1 else weights[None, :]
+            ax.imshow(flat.T if flat.shape[0] > flat.shape[1] else flat, aspect="auto", cmap="coolwarm")
+            ax.set_ylabel(name, rotation=0, ha="right", fontsize=8)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.tight_layout()
+        return fig
+
+
+class Residual_CNN(Gen_Model):
+    """The tutorial's architecture: a convolutional block, one residual block per
+    further entry of `hidden_layers`, a value head (1x1 conv -> dense 20 -> tanh) and a
+    policy head (1x1 conv with 2 filters -> dense 42 logits), L2 on every kernel,
+    SGD with momentum, losses weighted 0.5 / 0.5."""
+
+    def __init__(self, reg_const: float, learning_rate: float, input_dim, output_dim, hidden_layers,
+                 momentum: float = 0.9, run_folder=None, archive_folder=None):
+        super().__init__(reg_const, learning_rate, input_dim, output_dim, run_folder, archive_folder)
+        self.hidden_layers = hidden_layers
+        self.num_layers = len(hidden_layers)
+        self.momentum = momentum
+        self.model = self._build_model()
+        self._compile_forward()
+
+    @classmethod
+    def fromConfig(cls, cfg, input_dim, output_dim, run_folder=None) -> "Residual_CNN":
+        return cls(cfg.REG_CONST, cfg.LEARNING_RATE, input_dim, output_dim, cfg.HIDDEN_CNN_LAYERS,
+                   cfg.MOMENTUM, run_folder, cfg.path("RUN_ARCHIVE_FOLDER"))
+
+    def _conv(self, x, filters, kernel_size):
+        return layers.Conv2D(filters, kernel_size, padding="same", use_bias=False,
+                             kernel_regularizer=regularizers.l2(self.reg_const))(x)
+
+    def conv_layer(self, x, filters, kernel_size):
+        x = self._conv(x, filters, kernel_size)
+        x = layers.BatchNormalization(axis=-1)(x)
+        return layers.LeakyReLU()(x)
+
+    def residual_layer(self, input_block, filters, kernel_size):
+        x = self.conv_layer(input_block, filters, kernel_size)
+        x = self._conv(x, filters, kernel_size)
+        x = layers.BatchNormalization(axis=-1)(x)
+        x = layers.add([input_block, x])
+        return layers.LeakyReLU()(x)
+
+    def value_head(self, x):
+        x = self.conv_layer(x, 1, (1, 1))
+        x = layers.Flatten()(x)
+        x = layers.Dense(20, use_bias=False, kernel_regularizer=regularizers.l2(self.reg_const))(x)
+        x = layers.LeakyReLU()(x)
+        return layers.Dense(1, use_bias=False, activation="tanh",
+                            kernel_regularizer=regularizers.l2(self.reg_const), name="value_head")(x)
+
+    def policy_head(self, x):
+        x = self.conv_layer(x, 2, (1, 1))
+        x = layers.Flatten()(x)
+        return layers.Dense(self.output_dim, use_bias=False, activation="linear",
+                            kernel_regularizer=regularizers.l2(self.reg_const), name="policy_head")(x)
+
+    def _build_model(self) -> keras.Model:
+        main_input = keras.Input(shape=self.input_dim, name="main_input")
+        x = layers.Permute((2, 3, 1), name="to_channels_last")(main_input)
+        first, *rest = self.hidden_layers
+        x = self.conv_layer(x, first["filters"], first["kernel_size"])
+        for h in rest:
+            x = self.residual_layer(x, h["filters"], h["kernel_size"])
+        model = keras.Model(inputs=[main_input], outputs=[self.value_head(x), self.policy_head(x)])
+        model.compile(loss={"value_head": "mean_squared_error", "policy_head": softmax_cross_entropy_with_logits},
+                      optimizer=keras.optimizers.SGD(learning_rate=self.learning_rate, momentum=self.momentum),
+                      loss_weights={"value_head": 0.5, "policy_head": 0.5})
+        return model
+
+    def convertToModelInput(self, state) -> np.ndarray:
+        """The (2, 6, 7) network input of a position, for its player to move."""
+        return np.reshape(state.binary, self.input_dim)

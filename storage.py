@@ -1,0 +1,134 @@
+"""Files of a run: where they live, and writing them so that nothing is ever torn.
+
+Every file the pipeline writes goes through `atomic_write`: the content is written to
+a temporary file in the same folder, flushed and fsynced, then renamed over the
+target, so a kill at any instant leaves either the old file or the new one.
+
+Layout of a run folder::
+
+    config.json                the run's configuration (everything is built from it)
+    checkpoint.json            iteration reached, best version, memory snapshot
+    metrics.jsonl              one JSON row per finished iteration
+    logs/                      main, memory, tourney, mcts, model logs (rotated)
+    models/versionNNNN.keras   every promoted network (version 1 = the initial one)
+    memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+
+class RunFileError(RuntimeError):
+    """A file of a run is missing, truncated or corrupt; the message names it and the
+    way out."""
+
+
+class DiskFullError(OSError):
+    """The disk filled up while a file was written; the old file is untouched."""
+
+
+def model_name(version: int) -> str:
+    return f"version{version:04d}.keras"
+
+
+def model_path(run_folder, version: int) -> Path:
+    return Path(run_folder) / "models" / model_name(version)
+
+
+def memory_path(run_folder, iteration: int) -> Path:
+    return Path(run_folder) / "memory" / f"memory{iteration:04d}.npz"
+
+
+def archived_run(archive_folder, game: str, run_number: int) -> Path:
+    return Path(archive_folder) / game / f"run{run_number:04d}"
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path, write: Callable[[Path], None], suffix: str = "") -> None:
+    """Create or replace `path` atomically; `write(tmp_path)` writes the content to a
+    temporary path in the same folder (ending with `suffix`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + suffix, dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        _fsync_folder(path.parent)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno == errno.ENOSPC:
+            raise DiskFullError(errno.ENOSPC, f"disk full while writing {path}; the previous "
+                                "version of the file is intact. Free some space and resume.") from None
+        raise
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path, text: str) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
+def write_json(path, value) -> None:
+    write_text(path, json.dumps(value, indent=2, sort_keys=True))
+
+
+def append_line(path, line: str) -> None:
+    """Append one line to a text file by rewriting it atomically (a torn last line is
+    impossible; the files appended to stay small)."""
+    path = Path(path)
+    old = path.read_text() if path.exists() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    write_text(path, old + line.rstrip("\n") + "\n")
+
+
+def read_json(path, what: str, way_out: str):
+    """Parse a JSON file, or raise RunFileError naming it and `way_out`."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RunFileError(f"{what} {path} is missing; {way_out}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunFileError(f"{what} {path} is corrupt ({exc}); {way_out}") from None
+
+
+def save_model(model, path) -> None:
+    """Save a Keras model as a .keras file, atomically."""
+    atomic_write(path, lambda tmp: model.save(tmp), suffix=".keras")
+
+
+def load_model(path, way_out: str = "resume from an earlier version (initialise.py)"):
+    """Load a .keras file in Keras safe mode (no code from the file is executed)."""
+    import keras
+
+    from model import softmax_cross_entropy_with_logits
+
+    path = Path(path)
+    if not path.exists():
+        raise RunFileError(f"model file {path} is missing; {way_out}")
+    try:
+        return keras.models.load_model(path, compile=False, safe_mode=True, custom_objects={
+            "softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits})
+    except Exception as exc:  # Keras raises many kinds for a damaged archive
+        raise RunFileError(f"model file {path} is truncated or corrupt ({type(exc).__name__}: "
+                           f"{str(exc)[:200]}); {way_out}") from None
