@@ -24,6 +24,18 @@ class ConfigError(ValueError):
     """A configuration value is missing, unknown or out of range."""
 
 
+def _is_positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _with_tuple_kernel(layer):
+    """A layer entry with its kernel_size as a tuple (JSON gives a list); anything
+    malformed is returned as it is, for `validate` to name."""
+    if isinstance(layer, dict) and isinstance(layer.get("kernel_size"), (list, tuple)):
+        return {**layer, "kernel_size": tuple(layer["kernel_size"])}
+    return layer
+
+
 def _default_layers() -> list[dict]:
     return [{"filters": 75, "kernel_size": (4, 4)} for _ in range(6)]
 
@@ -105,12 +117,8 @@ class Config:
     """Memory snapshots kept in the run folder (older ones are deleted)."""
 
     def __post_init__(self) -> None:
-        self.HIDDEN_CNN_LAYERS = [
-            {"filters": layer["filters"], "kernel_size": tuple(layer["kernel_size"])}
-            if isinstance(layer, dict) and {"filters", "kernel_size"} <= set(layer)
-            else layer
-            for layer in self.HIDDEN_CNN_LAYERS
-        ]
+        if isinstance(self.HIDDEN_CNN_LAYERS, (list, tuple)):
+            self.HIDDEN_CNN_LAYERS = [_with_tuple_kernel(layer) for layer in self.HIDDEN_CNN_LAYERS]
         self.validate()
 
     # -- validation ----------------------------------------------------------------
@@ -128,6 +136,8 @@ class Config:
                 raise ConfigError(f"{name} must be positive, got {value}")
             if value < 0:
                 raise ConfigError(f"{name} must not be negative, got {value}")
+        if self.SEED >= 2**31:
+            raise ConfigError(f"SEED must be below 2**31 (numpy seeds are 32-bit), got {self.SEED}")
         for name in ["CPUCT", "EPSILON", "ALPHA", "REG_CONST", "LEARNING_RATE", "MOMENTUM",
                      "SCORING_THRESHOLD"]:
             value = getattr(self, name)
@@ -172,12 +182,16 @@ class Config:
                               "{'filters': int, 'kernel_size': (int, int)}")
         for i, layer in enumerate(layers):
             ok = (isinstance(layer, dict) and set(layer) == {"filters", "kernel_size"}
-                  and isinstance(layer["filters"], int) and layer["filters"] > 0
-                  and len(layer["kernel_size"]) == 2
-                  and all(isinstance(k, int) and k > 0 for k in layer["kernel_size"]))
+                  and _is_positive_int(layer["filters"])
+                  and isinstance(layer["kernel_size"], tuple) and len(layer["kernel_size"]) == 2
+                  and all(_is_positive_int(k) for k in layer["kernel_size"]))
             if not ok:
                 raise ConfigError(f"HIDDEN_CNN_LAYERS[{i}] must be {{'filters': positive int, "
                                   f"'kernel_size': (positive int, positive int)}}, got {layer!r}")
+            if layer["filters"] != layers[0]["filters"]:
+                raise ConfigError(f"HIDDEN_CNN_LAYERS[{i}] has {layer['filters']} filters but the first layer "
+                                  f"has {layers[0]['filters']}: a residual block adds its input to its "
+                                  "output, so every layer needs the same number of filters")
 
     # -- (de)serialisation -------------------------------------------------------------
     def as_dict(self) -> dict:

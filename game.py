@@ -24,6 +24,8 @@ _BIT_OF_CELL = np.array([(i % COLUMNS) * 7 + (ROWS - 1 - i // COLUMNS) for i in 
 # _ACTION[column][height]: the cell a disc dropped in `column` lands in when
 # `height` discs are already there.
 _ACTION = [[(ROWS - 1 - h) * COLUMNS + c for h in range(ROWS)] for c in range(COLUMNS)]
+# The bitboard value of a stone in tutorial cell i (all below 2**48: sums fit int64).
+_CELL_VALUE = np.array([1 << int(b) for b in _BIT_OF_CELL], dtype=np.int64)
 _FULL_BOARD = sum(((1 << ROWS) - 1) << (7 * c) for c in range(COLUMNS))
 _MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
 
@@ -35,6 +37,11 @@ def _has_four(bits: int) -> bool:
         if pairs & (pairs >> (2 * shift)):
             return True
     return False
+
+
+def _mirror_bits(bits: int) -> int:
+    """`bits` with column c moved to column 6 - c (the left-right reflection)."""
+    return sum(((bits >> (7 * c)) & 0x7F) << (7 * (COLUMNS - 1 - c)) for c in range(COLUMNS))
 
 
 def _cells_of(bits: int) -> np.ndarray:
@@ -63,19 +70,30 @@ class GameState:
     pieces = {"1": "X", "0": "-", "-1": "O"}
 
     def __init__(self, board, playerTurn: int):
+        """The position `board` (tutorial layout) with `playerTurn` to move.  Raises
+        ValueError unless it can arise in a game: cells 1 / -1 / 0, no disc above an
+        empty cell, disc counts matching the player to move (the first player has
+        one disc more when -1 is to move, as many otherwise), and no four in a row
+        for the player to move (the game would have ended before their turn)."""
         board = np.asarray(board)
         if board.shape != (CELLS,):
             raise ValueError(f"board must have {CELLS} cells, got shape {board.shape}")
-        if not np.isin(board, (-1, 0, 1)).all():
-            raise ValueError("board cells must be 1, -1 or 0")
+        ones, minus_ones = board == 1, board == -1
+        if not (ones | minus_ones | (board == 0)).all():
+            raise ValueError(f"board cells must be 1, -1 or 0, got {sorted(set(board.tolist()) - {1, 0, -1})}")
         if playerTurn not in (1, -1):
             raise ValueError(f"playerTurn must be 1 or -1, got {playerTurn!r}")
-        first = int(sum(1 << int(b) for b in _BIT_OF_CELL[board == 1]))
-        second = int(sum(1 << int(b) for b in _BIT_OF_CELL[board == -1]))
+        first, second = int(_CELL_VALUE[ones].sum()), int(_CELL_VALUE[minus_ones].sum())
         heights = tuple(((first | second) >> (7 * c) & 0x7F).bit_length() for c in range(COLUMNS))
         if (first | second) != sum(((1 << h) - 1) << (7 * c) for c, h in enumerate(heights)):
             raise ValueError("board has a disc floating above an empty cell")
+        n_first, n_second = int(ones.sum()), int(minus_ones.sum())
+        if n_first - n_second != (0 if playerTurn == 1 else 1):
+            raise ValueError(f"board has {n_first} discs of player 1 and {n_second} of player -1, "
+                             f"impossible with player {playerTurn} to move")
         mine, theirs = (first, second) if playerTurn == 1 else (second, first)
+        if _has_four(mine):
+            raise ValueError(f"player {playerTurn} is to move but already has four in a row")
         self._setup(mine, theirs, playerTurn, heights, _has_four(theirs))
 
     def _setup(self, mine: int, theirs: int, playerTurn: int, heights: tuple, lost: bool) -> None:
@@ -114,7 +132,8 @@ class GameState:
     # -- rules ---------------------------------------------------------------------
     @property
     def allowedActions(self) -> list[int]:
-        """Cells (0..41) a disc can be dropped into; empty once the game is over."""
+        """Cells (0..41) a disc can be dropped into, one per non-full column from left
+        to right; empty once the game is over."""
         if self._allowed is None:
             self._allowed = [] if self.isEndGame else [
                 _ACTION[c][h] for c, h in enumerate(self._heights) if h < ROWS]
@@ -178,8 +197,11 @@ class GameState:
         return self._binary
 
     def mirrored(self) -> "GameState":
-        """The same position reflected left-right."""
-        return GameState(self.board[_MIRRORED_CELL], self.playerTurn)
+        """The same position reflected left-right (same player to move, same value)."""
+        state = GameState.__new__(GameState)
+        state._setup(_mirror_bits(self._mine), _mirror_bits(self._theirs), self.playerTurn,
+                     self._heights[::-1], self.value[0] == -1)
+        return state
 
     def text(self) -> str:
         """The board as lines of X (first player), O (second) and -, columns numbered."""

@@ -12,7 +12,9 @@ playerTurn (n,) int8, AV (n, 42) float32, value (n,) float32.
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 
@@ -21,9 +23,15 @@ from game import CELLS, GameState
 
 _FIELDS = {"board": ((CELLS,), np.int8), "playerTurn": ((), np.int8),
            "AV": ((CELLS,), np.float32), "value": ((), np.float32)}
+_WAY_OUT = "delete it to resume from the previous memory snapshot, or start a new run"
 
 
 class Memory:
+    """Self-play positions: `stmemory` for the game in progress, `ltmemory` the newest
+    MEMORY_SIZE finished positions.  Each entry holds the position (`state`, `board`,
+    `id`, `playerTurn`), its search policy `AV` over the 42 cells, and once the game is
+    over its `value`: the game's result for that position's player to move."""
+
     def __init__(self, MEMORY_SIZE: int):
         self.MEMORY_SIZE = MEMORY_SIZE
         self.ltmemory: deque[dict] = deque(maxlen=MEMORY_SIZE)
@@ -53,9 +61,8 @@ class Memory:
         gameMemory.clear_stmemory()
 
     def commit_ltmemory(self) -> None:
-        for entry in self.stmemory:
-            self.ltmemory.append(entry)
-        self.clear_stmemory()
+        """Move this memory's own short-term positions (results set) into long-term memory."""
+        self.commitGame(self)
 
     def clear_stmemory(self) -> None:
         self.stmemory = deque(maxlen=self.MEMORY_SIZE)
@@ -74,8 +81,13 @@ class Memory:
         naming it.  Pickled objects are never loaded."""
         arrays = _load_arrays(path)
         memory = cls(MEMORY_SIZE)
-        for board, turn, av, value in zip(arrays["board"], arrays["playerTurn"], arrays["AV"], arrays["value"]):
-            state = GameState(board, int(turn))
+        for row, (board, turn, av, value) in enumerate(
+                zip(arrays["board"], arrays["playerTurn"], arrays["AV"], arrays["value"])):
+            try:
+                state = GameState(board, int(turn))
+            except ValueError as exc:
+                raise storage.RunFileError(f"memory file {path}: row {row} is not a position ({exc}); "
+                                           f"{_WAY_OUT}") from None
             memory.ltmemory.append({"board": state.board, "state": state, "id": state.id,
                                     "AV": av, "playerTurn": int(turn), "value": float(value)})
         return memory
@@ -87,25 +99,28 @@ def _save_npz(tmp, arrays) -> None:
 
 
 def _load_arrays(path) -> dict[str, np.ndarray]:
-    way_out = "delete it to resume from the previous memory snapshot, or start a new run"
+    """The four arrays of a memory file, checked for presence and shape."""
+    if not Path(path).exists():
+        raise storage.RunFileError(f"memory file {path} is missing; {_WAY_OUT}")
+    if not zipfile.is_zipfile(path):
+        raise storage.RunFileError(f"memory file {path} is not an .npz archive (truncated or corrupt); "
+                                   f"{_WAY_OUT}")
     try:
         with np.load(path, allow_pickle=False) as data:
             missing = sorted(set(_FIELDS) - set(data.files))
             if missing:
-                raise storage.RunFileError(f"memory file {path} lacks arrays {missing}; {way_out}")
+                raise storage.RunFileError(f"memory file {path} lacks arrays {missing}; {_WAY_OUT}")
             arrays = {name: data[name] for name in _FIELDS}
-    except FileNotFoundError:
-        raise storage.RunFileError(f"memory file {path} is missing; {way_out}") from None
     except ValueError as exc:
         if "pickle" in str(exc):
             raise storage.RunFileError(f"memory file {path} holds pickled objects, which are never "
-                                       f"loaded (they could run code); {way_out}") from None
-        raise storage.RunFileError(f"memory file {path} is corrupt ({exc}); {way_out}") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise storage.RunFileError(f"memory file {path} is truncated or corrupt ({exc}); {way_out}") from None
+                                       f"loaded (they could run code); {_WAY_OUT}") from None
+        raise storage.RunFileError(f"memory file {path} is corrupt ({exc}); {_WAY_OUT}") from None
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        raise storage.RunFileError(f"memory file {path} is truncated or corrupt ({exc}); {_WAY_OUT}") from None
     rows = len(arrays["board"])
     for name, (shape, _) in _FIELDS.items():
         if arrays[name].shape != (rows, *shape):
             raise storage.RunFileError(f"memory file {path}: array {name} has shape {arrays[name].shape}, "
-                                       f"expected {(rows, *shape)}; {way_out}")
+                                       f"expected {(rows, *shape)}; {_WAY_OUT}")
     return arrays

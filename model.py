@@ -33,11 +33,13 @@ def softmax_cross_entropy_with_logits(y_true, y_pred):
     `y_true` holds the visit share of each legal move and POLICY_NOT_LEGAL (-1) at
     illegal ones.  Illegal moves are masked out of the softmax; legal but unvisited
     moves stay in it (so their probability is pushed down) and a one-hot target the
-    network already predicts gives (near) zero loss."""
+    network already predicts gives (near) zero loss.  Illegal logits are replaced by
+    the lowest finite value and left out of the sum, so no logit, however large or
+    small, lets them into the softmax or turns the loss into NaN."""
     legal = ops.greater_equal(y_true, 0.0)
-    logits = ops.where(legal, y_pred, ops.full_like(y_pred, -1e9))
-    target = ops.maximum(y_true, 0.0)
-    return -ops.sum(target * ops.log_softmax(logits, axis=-1), axis=-1)
+    lowest = float(np.finfo(keras.backend.standardize_dtype(y_pred.dtype)).min)
+    log_probs = ops.log_softmax(ops.where(legal, y_pred, ops.full_like(y_pred, lowest)), axis=-1)
+    return -ops.sum(ops.where(legal, y_true * log_probs, ops.zeros_like(log_probs)), axis=-1)
 
 
 def policyTargets(minibatch) -> np.ndarray:
@@ -63,6 +65,8 @@ class Gen_Model:
         self.archive_folder = DEFAULT.path("RUN_ARCHIVE_FOLDER") if archive_folder is None else archive_folder
         self.model: keras.Model | None = None
         self._forward = None
+        self.positionsEvaluated = 0
+        """Positions passed through `predict` so far (for throughput figures)."""
 
     def _compile_forward(self) -> None:
         model = self.model
@@ -74,6 +78,7 @@ class Gen_Model:
         """(values, logits) for a batch of model inputs: values shape (n,), each for
         its position's player to move; logits shape (n, 42)."""
         value, logits = self._forward(np.asarray(x, dtype=np.float32))
+        self.positionsEvaluated += len(x)
         return value.numpy()[:, 0], logits.numpy()
 
     def fit(self, states, targets, epochs, verbose, validation_split, batch_size):

@@ -17,6 +17,7 @@ Layout of a run folder::
 from __future__ import annotations
 
 import errno
+import glob
 import json
 import os
 import tempfile
@@ -57,11 +58,26 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def temp_files(path) -> list[Path]:
+    """The temporary files `atomic_write` makes for `path` (.NAME.XXXX.tmp...)."""
+    path = Path(path)
+    return sorted(path.parent.glob(f".{glob.escape(path.name)}.*.tmp*"))
+
+
+def remove_temp_files(path) -> None:
+    """Delete temporary files left for `path` by a write that was killed (a run folder
+    has one writer, so none of them belongs to a write in progress)."""
+    for tmp in temp_files(path):
+        tmp.unlink(missing_ok=True)
+
+
 def atomic_write(path, write: Callable[[Path], None], suffix: str = "") -> None:
     """Create or replace `path` atomically; `write(tmp_path)` writes the content to a
-    temporary path in the same folder (ending with `suffix`)."""
+    temporary path in the same folder (ending with `suffix`).  Temporary files left
+    for `path` by a killed earlier write are removed first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_temp_files(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + suffix, dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -130,5 +146,8 @@ def load_model(path, way_out: str = "resume from an earlier version (initialise.
         return keras.models.load_model(path, compile=False, safe_mode=True, custom_objects={
             "softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits})
     except Exception as exc:  # Keras raises many kinds for a damaged archive
+        if "safe_mode" in str(exc):
+            raise RunFileError(f"model file {path} holds code (e.g. a Lambda layer), which is never "
+                               f"loaded; {way_out}") from None
         raise RunFileError(f"model file {path} is truncated or corrupt ({type(exc).__name__}: "
                            f"{str(exc)[:200]}); {way_out}") from None

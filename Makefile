@@ -1,0 +1,33 @@
+# Two commands for a fresh machine (each sets up .venv/ by itself):
+#   make train ITERATIONS=3   train from the notebook, headless, default config
+#   make test                 run the test suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+ITERATIONS ?= 3
+
+.PHONY: train test bench pons play notebook
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+train: $(VENV)/.installed
+	CONNECT4_ITERATIONS=$(ITERATIONS) $(PY) run_notebook.py run.ipynb
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/selfplay.py
+
+pons: $(VENV)/.installed
+	$(PY) benchmarks/pons.py
+
+play: $(VENV)/.installed
+	$(PY) -m play
+
+notebook: $(VENV)/.installed
+	$(VENV)/bin/jupyter notebook run.ipynb

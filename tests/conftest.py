@@ -1,0 +1,34 @@
+"""Shared fixtures: a tiny configuration and a tiny network built from it.
+
+Both are session-scoped and shared by every test module: do not mutate them.  Use
+``tiny_cfg.replace(...)`` for a variant, and build a network of your own for tests
+that train or change weights.
+"""
+
+from __future__ import annotations
+
+import keras
+import pytest
+
+from config import Config
+from game import Game
+from model import Residual_CNN
+
+TINY_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
+
+
+@pytest.fixture(scope="session")
+def tiny_cfg() -> Config:
+    """A Config with a two-block, 8-filter network, few simulations and small sizes
+    (the run folders keep their defaults)."""
+    return Config(HIDDEN_CNN_LAYERS=TINY_LAYERS, MCTS_SIMS=16, EPISODES=2, EVAL_EPISODES=2,
+                  TURNS_UNTIL_TAU0=2, MEMORY_SIZE=256, BATCH_SIZE=32, MIN_MEMORY_SIZE=64,
+                  FIT_BATCH_SIZE=16, TRAINING_LOOPS=1, EVAL_POSITIONS=4, EVAL_SIMS=8)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_cfg) -> Residual_CNN:
+    """An untrained Residual_CNN of tiny_cfg's shape, weights seeded by tiny_cfg.SEED."""
+    keras.utils.set_random_seed(tiny_cfg.SEED)
+    game = Game()
+    return Residual_CNN.fromConfig(tiny_cfg, game.input_shape, game.action_size)

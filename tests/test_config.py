@@ -1,0 +1,119 @@
+"""Config validation: every bad value raises ConfigError naming the field; JSON round trip."""
+
+import json
+
+import pytest
+
+from config import Config, ConfigError
+
+SMALL_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"MCTS_SIMS": 0}, "MCTS_SIMS"),
+    ({"MCTS_SIMS": -3}, "MCTS_SIMS"),
+    ({"EPISODES": 0}, "EPISODES"),
+    ({"EPSILON": -0.01}, "EPSILON"),
+    ({"EPSILON": 1.5}, "EPSILON"),
+    ({"ALPHA": 0}, "ALPHA"),
+    ({"ALPHA": -1.0}, "ALPHA"),
+    ({"SCORING_THRESHOLD": 0}, "SCORING_THRESHOLD"),
+    ({"SCORING_THRESHOLD": -1.3}, "SCORING_THRESHOLD"),
+    ({"MOMENTUM": 1.0}, "MOMENTUM"),
+    ({"LEARNING_RATE": 0.0}, "LEARNING_RATE"),
+    ({"CPUCT": float("nan")}, "CPUCT"),
+    ({"HIDDEN_CNN_LAYERS": []}, "HIDDEN_CNN_LAYERS"),
+    ({"HIDDEN_CNN_LAYERS": 5}, "HIDDEN_CNN_LAYERS"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 8}]}, "HIDDEN_CNN_LAYERS[0]"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": 3}]}, "HIDDEN_CNN_LAYERS[0]"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (3, 3, 3)}]}, "HIDDEN_CNN_LAYERS[0]"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (3, 3)}, {"filters": 0, "kernel_size": (3, 3)}]},
+     "HIDDEN_CNN_LAYERS[1]"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": True, "kernel_size": (3, 3)}]}, "HIDDEN_CNN_LAYERS[0]"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (3, 3), "strides": 2}]}, "HIDDEN_CNN_LAYERS[0]"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (3, 3)}, {"filters": 16, "kernel_size": (3, 3)}]},
+     "HIDDEN_CNN_LAYERS[1]"),
+    ({"BATCH_SIZE": 40, "MEMORY_SIZE": 30, "MIN_MEMORY_SIZE": 30}, "BATCH_SIZE"),
+    ({"MIN_MEMORY_SIZE": 10, "BATCH_SIZE": 20}, "MIN_MEMORY_SIZE"),
+    ({"EPISODES": 2.0}, "EPISODES"),
+    ({"MCTS_SIMS": "50"}, "MCTS_SIMS"),
+    ({"EPISODES": True}, "EPISODES"),
+    ({"SEED": False}, "SEED"),
+    ({"SEED": 2**40}, "SEED"),
+    ({"EPSILON": True}, "EPSILON"),
+    ({"LOGGERS": {"main": True, "mtcs": True}}, "LOGGERS"),
+    ({"LOGGERS": {"main": 1}}, "LOGGERS"),
+    ({"RUN_FOLDER": ""}, "RUN_FOLDER"),
+])
+def test_bad_value_names_the_field(changes, field):
+    with pytest.raises(ConfigError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        Config(**changes)
+
+
+def test_defaults_are_the_tutorials():
+    cfg = Config()
+    assert (cfg.EPISODES, cfg.MCTS_SIMS, cfg.MEMORY_SIZE, cfg.TURNS_UNTIL_TAU0) == (30, 50, 30000, 10)
+    assert (cfg.CPUCT, cfg.EPSILON, cfg.ALPHA) == (1.0, 0.2, 0.8)
+    assert (cfg.BATCH_SIZE, cfg.EPOCHS, cfg.REG_CONST, cfg.LEARNING_RATE, cfg.MOMENTUM) == (256, 1, 1e-4, 0.1, 0.9)
+    assert (cfg.TRAINING_LOOPS, cfg.EVAL_EPISODES, cfg.SCORING_THRESHOLD) == (10, 20, 1.3)
+    assert cfg.HIDDEN_CNN_LAYERS == [{"filters": 75, "kernel_size": (4, 4)}] * 6
+
+
+def test_from_dict_refuses_unknown_keys():
+    with pytest.raises(ConfigError, match="MCTS_SIM"):
+        Config.from_dict({"MCTS_SIM": 10})
+
+
+def test_replace_validates_and_refuses_unknown_keys():
+    with pytest.raises(ConfigError, match="EPISODES"):
+        Config().replace(EPISODES=-1)
+    with pytest.raises(ConfigError, match="EPISODE"):
+        Config().replace(EPISODE=3)
+    assert Config().replace(EPISODES=3).EPISODES == 3
+
+
+def test_json_round_trip_is_equal(tmp_path):
+    cfg = Config(EPISODES=3, MCTS_SIMS=7, HIDDEN_CNN_LAYERS=SMALL_LAYERS, EPSILON=0.25, SEED=11,
+                 LOGGERS={"main": False, "memory": True, "tourney": False, "mcts": False, "model": False})
+    path = tmp_path / "config.json"
+    path.write_text(cfg.to_json())
+    loaded = Config.from_json_file(path)
+    assert loaded == cfg
+    assert loaded.HIDDEN_CNN_LAYERS[0]["kernel_size"] == (3, 3)
+
+
+def test_json_file_with_unknown_key_names_file_and_key(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**json.loads(Config().to_json()), "TURBO": True}))
+    with pytest.raises(ConfigError, match="TURBO") as info:
+        Config.from_json_file(path)
+    assert str(path) in str(info.value)
+
+
+def test_json_file_with_bad_value_names_file_and_field(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"MCTS_SIMS": 0}))
+    with pytest.raises(ConfigError, match="MCTS_SIMS") as info:
+        Config.from_json_file(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("content", [b'{"EPISODES": 3', b"\xff\xfe\x00garbage", b"[1, 2]"])
+def test_corrupt_json_file_names_the_file(tmp_path, content):
+    path = tmp_path / "config.json"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as info:
+        Config.from_json_file(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_json_file_names_the_file(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        Config.from_json_file(tmp_path / "nowhere.json")
+    assert "nowhere.json" in str(info.value)
+
+
+def test_relative_run_folder_is_under_the_project(tmp_path):
+    cfg = Config(RUN_FOLDER="run", RUN_ARCHIVE_FOLDER=str(tmp_path))
+    assert cfg.path("RUN_FOLDER").is_absolute()
+    assert cfg.path("RUN_ARCHIVE_FOLDER") == tmp_path
