@@ -28,9 +28,10 @@ _INFO = logging.INFO
 
 class Node:
     """A position in the tree; `edges` is a list of (action, Edge), empty until the
-    node is expanded (and forever for a finished game)."""
+    node is expanded (and forever for a finished game).  `N` is the sum of the
+    edges' visit counts (the simulations that went on from this node)."""
 
-    __slots__ = ("state", "playerTurn", "id", "edges", "nn_value")
+    __slots__ = ("state", "playerTurn", "id", "edges", "nn_value", "N")
 
     def __init__(self, state: GameState):
         self.state = state
@@ -38,6 +39,7 @@ class Node:
         self.id = state.id
         self.edges: list[tuple[int, Edge]] = []
         self.nn_value: float | None = None
+        self.N = 0
 
     def isLeaf(self) -> bool:
         return len(self.edges) == 0
@@ -100,9 +102,12 @@ class MCTS:
         self.rootNoise = None
 
     def drawRootNoise(self) -> None:
-        """Draw this move's Dirichlet noise over the (expanded) root's edges."""
+        """Draw this move's Dirichlet noise over the (expanded) root's edges; none
+        (rootNoise None) when epsilon is 0."""
         if self.epsilon > 0 and self.root.edges:
             self.rootNoise = self.rng.dirichlet([self.alpha] * len(self.root.edges))
+        else:
+            self.rootNoise = None
 
     def _logging(self) -> bool:
         return self.logger is not None and self.logger.isEnabledFor(_INFO)
@@ -124,8 +129,8 @@ class MCTS:
         cpuct = self.cpuct
         while node.edges:
             edges = node.edges
-            scale = cpuct * math.sqrt(max(1, sum(edge.N for _, edge in edges)))
-            noise = self.rootNoise if node is self.root and self.epsilon > 0 else None
+            scale = cpuct * math.sqrt(max(1, node.N))
+            noise = self.rootNoise if node is self.root else None
             best_score = -math.inf
             best = None
             for i, (_, edge) in enumerate(edges):
@@ -159,6 +164,7 @@ class MCTS:
         each from the point of view of the player who chose that edge."""
         player = leaf.state.playerTurn
         for edge in breadcrumbs:
+            edge.inNode.N += 1
             edge.N += 1
             edge.W += value if edge.playerTurn == player else -value
             edge.Q = edge.W / edge.N
@@ -169,8 +175,7 @@ class MCTS:
     def _logSelection(self, node: Node, noise, scale: float, chosen: Edge) -> None:
         lg = self.logger
         depth_player = "X" if node.playerTurn == 1 else "O"
-        lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), depth_player,
-                sum(e.N for _, e in node.edges))
+        lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), depth_player, node.N)
         lg.info("  col     N       P   noise       Q       U     Q+U")
         for i, (action, edge) in enumerate(node.edges):
             nu = 0.0 if noise is None else noise[i]

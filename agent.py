@@ -80,6 +80,8 @@ class Resign(Exception):
 
 def parseColumn(entry: str, state: GameState) -> tuple[int | None, str | None]:
     """(action, None) for a legal column entry '1'..'7', else (None, message)."""
+    if state.isEndGame:
+        return None, "The game is over: no column can be played."
     text = entry.strip()
     if not text:
         return None, "Please type a column number from 1 to 7 (q to resign)."
@@ -98,6 +100,8 @@ def parseColumn(entry: str, state: GameState) -> tuple[int | None, str | None]:
 def askForColumn(state: GameState, input_fn, output_fn) -> int:
     """Prompt until a legal column is typed; returns its action.  Raises Resign on
     'q' / 'quit' / 'resign' or at the end of input."""
+    if state.isEndGame:
+        raise ValueError("the game is over: there is no move to ask for")
     while True:
         try:
             entry = input_fn("Your move (column 1-7, q to resign): ")

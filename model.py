@@ -191,7 +191,7 @@ class Residual_CNN(Gen_Model):
         x = self.conv_layer(x, first["filters"], first["kernel_size"])
         for h in rest:
             x = self.residual_layer(x, h["filters"], h["kernel_size"])
-        model = keras.Model(inputs=[main_input], outputs=[self.value_head(x), self.policy_head(x)])
+        model = keras.Model(inputs=main_input, outputs=[self.value_head(x), self.policy_head(x)])
         model.compile(loss={"value_head": "mean_squared_error", "policy_head": softmax_cross_entropy_with_logits},
                       optimizer=keras.optimizers.SGD(learning_rate=self.learning_rate, momentum=self.momentum),
                       loss_weights={"value_head": 0.5, "policy_head": 0.5})

@@ -25,8 +25,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 import funcs
 import storage
 from agent import Agent, Resign, askForColumn, parseColumn
@@ -320,12 +318,13 @@ class WidgetGame:
 
     Clicking a column plays it, then the agent replies at once (synchronously, so
     `game.buttons[c].click()` drives a game from code).  A full column, or a click
-    after the game is over, only shows a message."""
+    after the game is over, only shows a message.  Each game starts after the moves
+    in `start` ("4453")."""
 
-    def __init__(self, agent: Agent, human_first: bool = True, sims: int | None = None):
+    def __init__(self, agent: Agent, human_first: bool = True, sims: int | None = None, start: str = ""):
         import ipywidgets as widgets
 
-        self._agent, self._sims, self.human_first = agent, sims, human_first
+        self._agent, self._sims, self.human_first, self._start = agent, sims, human_first, start
         self.buttons = [widgets.Button(description=str(c + 1), layout=widgets.Layout(width="44px"))
                         for c in range(COLUMNS)]
         for column, button in enumerate(self.buttons):
@@ -348,7 +347,7 @@ class WidgetGame:
 
     def newGame(self) -> None:
         """Start again (the agent moves at once when it plays first)."""
-        self.match = Match(self._agent, self.human_first, self._sims)
+        self.match = Match(self._agent, self.human_first, self._sims, self._start)
         self.side.value = f"<b>You play {_sideText(self.human_first)}.</b>"
         self.thinking.value = ""
         if not self.match.humanToMove:
@@ -398,16 +397,18 @@ def widgetsWork() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def playInNotebook(agent: Agent, human_first: bool = True, sims: int | None = None):
+def playInNotebook(agent: Agent, human_first: bool = True, sims: int | None = None, input_fn=input,
+                   output_fn=print):
     """The clickable board (`WidgetGame`, displayed) when widgets work in this kernel,
-    else the typed game (`playGame`, input() prompts).  Returns the game."""
+    else the typed game (`playGame` through `input_fn` / `output_fn`).  Returns the
+    game (the WidgetGame, or the finished Match)."""
     if widgetsWork():
         from IPython.display import display
 
         game = WidgetGame(agent, human_first, sims)
         display(game)
         return game
-    return playGame(agent, human_first, sims=sims)
+    return playGame(agent, human_first, input_fn, output_fn, sims=sims)
 
 
 # -- inspecting one search -----------------------------------------------------------------
@@ -522,6 +523,8 @@ class Replay:
     number: int
     frames: list[Frame] = field(default_factory=list)
     outcome: str = "unfinished"
+    players: dict | None = None
+    """Names by playerTurn (1: X, -1: O), when the source names them."""
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -537,8 +540,14 @@ class Replay:
     def _title(self, i: int) -> str:
         frame = self.frames[i]
         mover = "X" if frame.state.playerTurn == 1 else "O"
-        played = "?" if frame.action is None else str(columnOf(frame.action) + 1)
-        return f"{i + 1}. {frame.player or mover} ({mover}) plays {played}"
+        who = f"{frame.player or mover} ({mover})" if frame.player else mover
+        if frame.state.isEndGame:
+            return f"{i + 1}. final position"
+        if frame.action is not None:
+            return f"{i + 1}. {who} plays {columnOf(frame.action) + 1}"
+        if frame.player is not None:
+            return f"{i + 1}. {who} resigns"
+        return f"{i + 1}. {who} to move (move not stored)"
 
     def __str__(self) -> str:
         parts = [f"game {self.number} of {self.source}: {self.outcome}"]
@@ -620,7 +629,7 @@ def _replayFromRows(source: str, number: int, rows: list[dict]) -> Replay:
         state = row["state"]
         if replay.frames:
             last = replay.frames[-1]
-            if state.stones != last.state.stones + 1 or last.action is not None:
+            if state.stones != last.state.stones + 1:
                 continue
             action = _moveBetween(last.state, state)
             if action is None:
@@ -661,7 +670,6 @@ def gamesFromLog(path) -> list[Replay]:
     Moves of games whose start is not in the file (a rotated log) are skipped."""
     games: list[Replay] = []
     open_games: dict[int, Replay] = {}
-    names: dict[int, dict] = {}
     rows: list[str] = []
     pending: dict = {}
     with open(path, encoding="utf-8") as handle:
@@ -670,16 +678,14 @@ def gamesFromLog(path) -> list[Replay]:
             prefixed = _LOG_PREFIX.match(text)
             message = prefixed.group(1) if prefixed else text
             if m := _EPISODE_START.match(message):
-                replay = Replay(str(path), len(games) + 1)
+                replay = Replay(str(path), len(games) + 1, [Frame(GameState.initial(), [None] * COLUMNS)],
+                                players={1: m.group(2), -1: m.group(3)})
                 games.append(replay)
                 open_games[int(m.group(1))] = replay
-                names[id(replay)] = {1: m.group(2), -1: m.group(3)}
-                replay.frames.append(Frame(GameState.initial(), []))
             elif m := _EPISODE_END.match(message):
                 replay = open_games.pop(int(m.group(1)), None)
                 if replay is not None:
                     replay.outcome = f"{m.group(2)} after {m.group(3)} moves"
-                    _closeGame(replay)
             elif _BOARD_ROW.match(message):
                 rows = (rows + [message])[-ROWS:]
             elif m := _TO_MOVE.match(message):
@@ -692,9 +698,7 @@ def gamesFromLog(path) -> list[Replay]:
                 _logMove(open_games, rows, pending, int(m.group(1)) - 1)
                 pending = {}
             elif (m := _RESIGNS.match(message)) and open_games:
-                _logResign(open_games, names, m.group(1))
-    for replay in open_games.values():
-        _closeGame(replay)
+                _logResign(open_games, m.group(1))
     return games
 
 
@@ -708,23 +712,17 @@ def _logMove(open_games: dict, rows: list[str], pending: dict, column: int) -> N
                 return
             frame.action, frame.shares, frame.player = action, pending["shares"], pending["player"]
             frame.search_value, frame.nn_value = pending.get("search_value"), pending.get("nn_value")
-            open_games[number].frames.append(Frame(state.takeAction(action)[0], []))
+            open_games[number].frames.append(Frame(state.takeAction(action)[0], [None] * COLUMNS))
             return
 
 
-def _logResign(open_games: dict, names: dict, player: str) -> None:
+def _logResign(open_games: dict, player: str) -> None:
+    """Mark the resigning player on the first open game where they are to move."""
     for number in sorted(open_games):
         replay = open_games[number]
-        if names[id(replay)][replay.frames[-1].state.playerTurn] == player:
+        if replay.players[replay.frames[-1].state.playerTurn] == player:
             replay.frames[-1].player = player
             return
-
-
-def _closeGame(replay: Replay) -> None:
-    """The final frame of a logged game: the position after the last move."""
-    last = replay.frames[-1]
-    last.shares = _sharesOf(last.state, np.zeros(len(last.state.board)))
-    last.shares = [None] * COLUMNS if last.state.isEndGame else [None if s is None else 0.0 for s in last.shares]
 
 
 # -- the terminal ------------------------------------------------------------------------------

@@ -1,0 +1,61 @@
+"""Run run.ipynb headlessly, streaming what its cells print to this terminal.
+
+    python run_notebook.py run.ipynb [--output run/run.executed.ipynb]
+
+The notebook reads its parameters from the environment: CONNECT4_ITERATIONS (training
+iterations; the README's `make train ITERATIONS=N` sets it) and CONNECT4_CONFIG (a JSON
+object of config values overriding the embedded defaults, e.g. for a tiny test run).
+The executed notebook, with every output, is saved beside the run's files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+
+class StreamingClient(NotebookClient):
+    """A notebook client that also echoes every stream output as it arrives."""
+
+    def process_message(self, msg, cell, cell_index):
+        if msg["msg_type"] == "stream":
+            target = sys.stderr if msg["content"].get("name") == "stderr" else sys.stdout
+            target.write(msg["content"]["text"])
+            target.flush()
+        return super().process_message(msg, cell, cell_index)
+
+
+def runNotebook(path: Path, output: Path | None, timeout: int | None = None) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    client = StreamingClient(notebook, timeout=timeout, kernel_name="python3",
+                             resources={"metadata": {"path": str(path.resolve().parent)}})
+    try:
+        client.execute()
+    finally:
+        if output is not None:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(notebook, output)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Execute a notebook headlessly, streaming its output.")
+    parser.add_argument("notebook", type=Path)
+    parser.add_argument("--output", type=Path, default=Path("run/run.executed.ipynb"),
+                        help="where the executed notebook is saved (default: run/run.executed.ipynb)")
+    args = parser.parse_args()
+    try:
+        runNotebook(args.notebook, args.output)
+    except CellExecutionError as error:
+        print(f"\nA notebook cell failed (the executed notebook is in {args.output}):\n{error}", file=sys.stderr)
+        return 1
+    print(f"\nDone; the executed notebook is in {args.output}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

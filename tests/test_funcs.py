@@ -1,0 +1,241 @@
+"""playMatches (lockstep batching), the tournament, and the training loop end to end."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import numpy as np
+import pytest
+
+import funcs
+import loggers
+import storage
+from agent import Agent
+from config import Config
+from game import Game, GameState
+from memory import Memory
+from model import Residual_CNN
+
+ENV = Game()
+
+
+def makeAgent(name, model, cfg, seed=7, sims=None):
+    return Agent(name, ENV.state_size, ENV.action_size, sims or cfg.MCTS_SIMS, cfg.CPUCT, model, cfg, seed=seed)
+
+
+def quietLogger():
+    logger = logging.getLogger("test.quiet")
+    logger.disabled = True
+    return logger
+
+
+def recordingLogger(name):
+    stream = io.StringIO()
+    logger = logging.getLogger(name)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.addHandler(logging.StreamHandler(stream))
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logger.disabled = False
+    return logger, stream
+
+
+def playSequentially(player, episodes, turns_until_tau0):
+    """The same self-play games as funcs.playMatches(player, player, ...), one at a time
+    through Agent.act, with the same per-game seeds.  Returns each game's moves."""
+    base = int(player.rng.integers(2**32))
+    games = []
+    for e in range(episodes):
+        agent = player.forGame(funcs.episodeSeed(base, e))
+        state, moves, turn = GameState.initial(), [], 0
+        while not state.isEndGame:
+            action = agent.act(state, 1 if turn < turns_until_tau0 else 0)[0]
+            moves.append(action)
+            state = state.takeAction(action)[0]
+            turn += 1
+        games.append(moves)
+    return games
+
+
+def movesFromMemory(memory: Memory, episodes: int):
+    """Per game, the actions in order, recovered from consecutive stored positions
+    (each position is stored with its mirror image right after it)."""
+    rows = [row for i, row in enumerate(memory.ltmemory) if i % 2 == 0]
+    games, current = [], []
+    for row in rows:
+        if row["state"].stones == 0 and current:
+            games.append(current)
+            current = []
+        current.append(row)
+    games.append(current)
+    assert len(games) == episodes
+    return games
+
+
+@pytest.mark.parametrize("turns_until_tau0", [0, 4])
+def test_batched_selfplay_plays_the_same_moves_as_one_game_at_a_time(tiny_model, tiny_cfg, turns_until_tau0):
+    episodes = 3
+    cfg = tiny_cfg.replace(EPSILON=0.0)
+    agent = makeAgent("a", tiny_model, cfg)
+    _, memory, _, _ = funcs.playMatches(agent, agent, episodes, quietLogger(), turns_until_tau0, Memory(10_000))
+    sequential = playSequentially(makeAgent("a", tiny_model, cfg), episodes, turns_until_tau0)
+    for game_rows, moves in zip(movesFromMemory(memory, episodes), sequential):
+        assert len(game_rows) == len(moves)
+        state = GameState.initial()
+        for row, action in zip(game_rows, moves):
+            assert row["state"].id == state.id
+            state = state.takeAction(action)[0]
+
+
+def test_selfplay_memory_targets_are_z_for_the_player_to_move(tiny_model, tiny_cfg):
+    agent = makeAgent("self", tiny_model, tiny_cfg)
+    _, memory, _, _ = funcs.playMatches(agent, agent, 4, quietLogger(), 2, Memory(10_000))
+    for game in movesFromMemory(memory, 4):
+        last = game[-1]  # the position before the final move: its player to move made that move
+        final_mover = last["playerTurn"]
+        decisive = abs(last["value"]) == 1
+        for row in game:
+            expected = (1 if row["playerTurn"] == final_mover else -1) if decisive else 0
+            assert row["value"] == expected
+    for i in range(0, len(memory.ltmemory), 2):
+        original, mirror = memory.ltmemory[i], memory.ltmemory[i + 1]
+        assert mirror["value"] == original["value"]
+        assert np.allclose(mirror["AV"], original["AV"].reshape(6, 7)[:, ::-1].ravel())
+
+
+def test_tournament_batches_per_network_and_alternates_colours(tiny_cfg):
+    networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
+    batch_sizes = {0: [], 1: []}
+    for index, network in enumerate(networks):
+        predict = network.predict
+
+        def recording(x, predict=predict, index=index):
+            batch_sizes[index].append(len(x))
+            return predict(x)
+        network.predict = recording
+    logger, stream = recordingLogger("test.tourney")
+    episodes = 6
+    scores, _, points, sp_scores = funcs.playMatches(makeAgent("best", networks[0], tiny_cfg, 1),
+                                                     makeAgent("current", networks[1], tiny_cfg, 2),
+                                                     episodes, logger, 0)
+    assert max(batch_sizes[0]) > 1 and max(batch_sizes[1]) > 1
+    # one call per network per lockstep step: never more positions than games in one call
+    assert max(batch_sizes[0] + batch_sizes[1]) <= episodes
+    starts = [line for line in stream.getvalue().splitlines() if line.startswith("EPISODE") and " vs " in line]
+    assert [line.split(": ")[1].split(" (X)")[0] for line in starts] == ["best", "current"] * 3
+    assert scores["best"] + scores["current"] + scores["drawn"] == episodes
+    assert sp_scores["sp"] + sp_scores["nsp"] + sp_scores["drawn"] == episodes
+    assert sorted(points) == ["best", "current"] and len(points["best"]) == episodes
+
+
+def test_a_batch_of_one_and_games_ending_early_leave_cleanly(tiny_model, tiny_cfg):
+    agent = makeAgent("solo", tiny_model, tiny_cfg, sims=4)
+    scores, memory, _, _ = funcs.playMatches(agent, agent, 1, quietLogger(), 42, Memory(1000))
+    assert sum(scores.values()) == 1 and len(memory.ltmemory) > 0
+    # sampling every move (tau=1) makes game lengths differ; every game still finishes once
+    agent = makeAgent("many", tiny_model, tiny_cfg, sims=2)
+    _, memory, points, _ = funcs.playMatches(agent, agent, 8, quietLogger(), 42, Memory(10_000))
+    lengths = [len(game) for game in movesFromMemory(memory, 8)]
+    assert len(set(lengths)) > 1
+    assert len(points["many"]) == 16
+
+
+def test_goes_first_is_validated(tiny_model, tiny_cfg):
+    agent = makeAgent("a", tiny_model, tiny_cfg)
+    with pytest.raises(ValueError, match="goes_first"):
+        funcs.playMatches(agent, agent, 1, quietLogger(), 0, goes_first=2)
+
+
+def test_human_plays_through_versions(tmp_path, tiny_cfg):
+    cfg = tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "run"), MCTS_SIMS=2)
+    funcs.openRun(cfg, say=lambda _: None)
+    typed = iter(["x", "9", ""] + [str(c) for c in [1, 2, 3, 4, 5, 6, 7] * 6])
+    shown = []
+    scores, _, points, _ = funcs.playMatchesBetweenVersions(Game(), None, -1, 1, 1, quietLogger(), 0, goes_first=1,
+                                                            cfg=cfg, input_fn=lambda _: next(typed),
+                                                            output_fn=shown.append)
+    assert sum(scores.values()) == 1
+    assert any("not a number" in line for line in shown)
+    assert any("no column 9" in line for line in shown)
+
+
+def tinyRunConfig(tiny_cfg, folder, **changes):
+    return tiny_cfg.replace(RUN_FOLDER=str(folder), EPISODES=3, MCTS_SIMS=4, MIN_MEMORY_SIZE=32,
+                            LOGGERS={"main": True, "memory": False, "tourney": True, "mcts": True, "model": True},
+                            **changes)
+
+
+def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tiny_cfg):
+    cfg = tinyRunConfig(tiny_cfg, tmp_path / "run", SCORING_THRESHOLD=0.5)
+    rows = funcs.train(1, cfg, progress=False, say=lambda _: None)
+    folder = tmp_path / "run"
+    row = rows[0]
+    assert Config.from_json_file(folder / "config.json") == cfg.replace(RUN_FOLDER=str(folder))
+    assert row["trained"] and row["memory_size"] > 0
+    scores = row["scores"]
+    assert row["promoted"] == (scores["current_player"] > scores["best_player"] * 0.5)
+    checkpoint = json.loads((folder / "checkpoint.json").read_text())
+    assert checkpoint == {"iteration": 1, "best_player_version": 1 + row["promoted"], "memory_iteration": 1}
+    assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
+    assert len(Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)) == row["memory_size"]
+    assert json.loads((folder / "metrics.jsonl").read_text().splitlines()[0])["iteration"] == 1
+    for name in ("main", "tourney", "mcts", "model"):
+        assert (folder / "logs" / f"logger_{name}.log").stat().st_size > 0
+    assert not (folder / "logs" / "logger_memory.log").exists()
+    loggers.disable_all()
+
+
+def test_resume_uses_the_run_config_not_the_callers(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    first = tinyRunConfig(tiny_cfg, folder, HIDDEN_CNN_LAYERS=[{"filters": 4, "kernel_size": (3, 3)}])
+    funcs.train(1, first, progress=False, say=lambda _: None)
+    said = []
+    other = tinyRunConfig(tiny_cfg, folder, HIDDEN_CNN_LAYERS=[{"filters": 16, "kernel_size": (3, 3)}])
+    run = funcs.openRun(other, say=said.append)
+    assert run.cfg.HIDDEN_CNN_LAYERS == first.HIDDEN_CNN_LAYERS
+    assert run.best_NN.model.layers[2].kernel.shape[-1] == 4
+    assert run.iteration == 1 and len(run.memory) > 0
+    assert "resuming it with its own config" in said[0] and "1 iterations done" in said[1]
+    rows = funcs.train(1, other, progress=False, say=lambda _: None)
+    assert rows[0]["iteration"] == 2
+    assert [json.loads(line)["iteration"] for line in (folder / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+    loggers.disable_all()
+
+
+def test_a_new_run_starts_from_an_archived_one(tmp_path, tiny_cfg):
+    archive = tmp_path / "archive"
+    cfg = tinyRunConfig(tiny_cfg, tmp_path / "first", RUN_ARCHIVE_FOLDER=str(archive))
+    funcs.train(1, cfg, progress=False, say=lambda _: None)
+    target = funcs.archiveRun(cfg)
+    assert target == archive / "connect4" / "run0001"
+    second = cfg.replace(RUN_FOLDER=str(tmp_path / "second"))
+    said = []
+    run = funcs.openRun(second, initial_run=1, initial_model_version=1, initial_memory_version=1, say=said.append)
+    archived = storage.load_model(storage.model_path(target, 1))
+    x = np.zeros((1, 2, 6, 7), dtype=np.float32)
+    assert np.allclose(run.best_NN.predict(x)[1], archived(x)[1].numpy(), atol=1e-6)
+    assert len(run.memory) == len(Memory.load(storage.memory_path(target, 1), cfg.MEMORY_SIZE))
+    assert "from archived run 1" in said[0]
+    with pytest.raises(FileExistsError):
+        funcs.archiveRun(cfg, run_number=1)
+
+
+def test_loggers_are_replaced_not_piled_up_and_capped(tmp_path, tiny_cfg):
+    cfg = tiny_cfg.replace(LOG_MAX_BYTES=20_000, LOG_BACKUP_COUNT=1,
+                           LOGGERS={"main": False, "memory": False, "tourney": False, "mcts": True, "model": False})
+    for _ in range(3):
+        loggers.setup_loggers(tmp_path, cfg)
+    assert len(loggers.logger_mcts.handlers) == 1
+    assert loggers.logger_main.handlers == [] and not loggers.logger_main.isEnabledFor(logging.INFO)
+    agent = Agent("a", ENV.state_size, ENV.action_size, 30, 1.0,
+                  Residual_CNN.fromConfig(cfg, ENV.input_shape, ENV.action_size), cfg, logger=loggers.logger_mcts)
+    state = GameState.initial()
+    for _ in range(6):
+        state = state.takeAction(agent.act(state, 0)[0])[0]
+    files = list((tmp_path / "logs").glob("logger_mcts.log*"))
+    assert len(files) == 2
+    assert sum(f.stat().st_size for f in files) <= 2 * 20_000 + 2_000
+    loggers.disable_all()

@@ -1,0 +1,375 @@
+"""The search (MCTS.py) and the agent's use of it, with the tiny real network.
+
+Points of view: an edge's W and Q are for the player who chooses the edge (the
+player to move at its in-node); a value given to backFill is for the player to move
+at the leaf; Agent.act's value and NN value are for the player to move at the root.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import numpy as np
+import pytest
+
+import MCTS as mcts_module
+from agent import Agent, policyFromLogits, runSerially
+from game import CELLS, GameState
+from MCTS import MCTS, Node
+from model import Residual_CNN
+
+
+def make_agent(model, cfg, sims: int, seed: int = 0, logger=None) -> Agent:
+    return Agent("tiny", 2 * CELLS, CELLS, sims, cfg.CPUCT, model, cfg, seed, logger)
+
+
+def priors(state: GameState, weights: list[float]) -> np.ndarray:
+    """Prior probabilities over the 42 actions: `weights` (one per legal move, in
+    allowedActions order) normalised, 0 on illegal moves."""
+    probs = np.zeros(CELLS)
+    probs[state.allowedActions] = np.asarray(weights, dtype=float) / sum(weights)
+    return probs
+
+
+def uniform(state: GameState) -> np.ndarray:
+    return priors(state, [1.0] * len(state.allowedActions))
+
+
+def expanded_root(state: GameState, weights=None, **mcts_args) -> MCTS:
+    """A search tree whose root (`state`) is expanded with the given prior weights
+    (uniform by default) and network value 0."""
+    root = Node(state)
+    mcts = MCTS(root, cpuct=1.0, **mcts_args)
+    probs = uniform(state) if weights is None else priors(state, weights)
+    mcts.expandLeaf(root, probs, 0.0)
+    return mcts
+
+
+def edge_for_column(node: Node, column: int):
+    """The edge of `node` dropping a disc in `column` (0..6)."""
+    return next(edge for action, edge in node.edges if action % 7 == column)
+
+
+def root_visits(agent: Agent) -> int:
+    return sum(edge.N for _, edge in agent.root.edges)
+
+
+# -- tactics with the real (untrained) network ---------------------------------------------
+@pytest.mark.parametrize(("moves", "winning_column"), [
+    ("112233", 3),    # X completes the bottom row in column 4
+    ("7112233", 3),   # O completes the bottom row in column 4
+    ("121212", 0),    # X completes column 1
+    ("1223433454", 3),  # X completes the rising diagonal with column 4's fourth disc
+])
+def test_takes_an_immediate_win(tiny_model, tiny_cfg, moves, winning_column):
+    state = GameState.fromMoves(moves)
+    agent = make_agent(tiny_model, tiny_cfg, sims=50)
+    action, pi, value, _ = agent.act(state, tau=0)
+    assert action == state.actionForColumn(winning_column)
+    assert pi[action] == pi.max()
+    assert value > 0.5  # the winning edge's Q, for the player to move
+
+
+@pytest.mark.parametrize(("moves", "blocking_column"), [
+    ("717263", 3),   # O holds columns 1-3 of the bottom row: X must play column 4
+    ("21374", 4),    # X holds columns 2-4 of the bottom row (1 is O's): O must play column 5
+])
+def test_blocks_an_immediate_loss(tiny_model, tiny_cfg, moves, blocking_column):
+    state = GameState.fromMoves(moves)
+    for column in range(7):  # no win of its own for the player to move
+        assert state.takeAction(state.actionForColumn(column))[1] == 0
+    agent = make_agent(tiny_model, tiny_cfg, sims=200)
+    action, *_ = agent.act(state, tau=0)
+    assert action == state.actionForColumn(blocking_column)
+
+
+# -- visit counts and tree reuse --------------------------------------------------------------
+def test_root_visits_sum_to_the_simulations(tiny_model, tiny_cfg):
+    state = GameState.fromMoves("44")
+    agent = make_agent(tiny_model, tiny_cfg, sims=23)
+    action, pi, value, nn_value = agent.act(state, tau=1)
+    assert root_visits(agent) == agent.root.N == 23
+    assert pi.sum() == pytest.approx(1.0)
+    assert set(np.flatnonzero(pi)) <= set(state.allowedActions)
+    assert action in state.allowedActions
+    assert value == agent.mcts.tree[state.id].edges[state.allowedActions.index(action)][1].Q
+    assert nn_value == agent.root.nn_value and -1 <= nn_value <= 1
+
+
+def test_tree_reuse_keeps_the_subtree(tiny_model, tiny_cfg):
+    sims = 120
+    agent = make_agent(tiny_model, tiny_cfg, sims=sims)
+    start = GameState.fromMoves("44")
+    agent.act(start, tau=1)
+    _, mine = max(agent.root.edges, key=lambda item: item[1].N)
+    reply_action, reply = max(mine.outNode.edges, key=lambda item: item[1].N)
+    node = reply.outNode
+    before = {action: edge.N for action, edge in node.edges}
+    assert sum(before.values()) > 0, "the reused node should carry statistics"
+    old_ids = set(agent.mcts.tree)
+
+    position = start.takeAction(mine.action)[0].takeAction(reply_action)[0]
+    agent.act(position, tau=1)
+
+    assert agent.root is node and agent.mcts.tree[position.id] is node
+    assert root_visits(agent) == sum(before.values()) + sims
+    assert all(edge.N >= before[action] for action, edge in node.edges)
+    assert old_ids <= set(agent.mcts.tree)
+
+
+def test_transpositions_share_a_node():
+    mcts = expanded_root(GameState.initial())
+    for path in ("12", "32"):
+        node = mcts.root
+        for char in path:
+            node = edge_for_column(node, int(char) - 1).outNode
+            if node.isLeaf():
+                mcts.expandLeaf(node, uniform(node.state), 0.0)
+    via_123 = edge_for_column(edge_for_column(edge_for_column(mcts.root, 0).outNode, 1).outNode, 2).outNode
+    via_321 = edge_for_column(edge_for_column(edge_for_column(mcts.root, 2).outNode, 1).outNode, 0).outNode
+    assert via_123 is via_321 is mcts.tree[GameState.fromMoves("123").id]
+
+
+# -- backFill and selection ------------------------------------------------------------------------
+def test_backfill_adds_the_value_from_each_choosers_point_of_view():
+    mcts = expanded_root(GameState.initial())
+    x_edge = edge_for_column(mcts.root, 3)            # chosen by X
+    o_node = x_edge.outNode
+    mcts.expandLeaf(o_node, uniform(o_node.state), 0.0)
+    o_edge = edge_for_column(o_node, 2)                # chosen by O
+    x_leaf = o_edge.outNode                            # X to move
+
+    mcts.backFill(x_leaf, 0.6, [x_edge, o_edge])       # 0.6 for X
+    assert (x_edge.N, x_edge.W, x_edge.Q) == (1, 0.6, 0.6)
+    assert (o_edge.N, o_edge.W, o_edge.Q) == (1, -0.6, -0.6)
+
+    mcts.expandLeaf(x_leaf, uniform(x_leaf.state), 0.0)
+    x_edge2 = edge_for_column(x_leaf, 4)               # chosen by X
+    o_leaf = x_edge2.outNode                           # O to move
+    mcts.backFill(o_leaf, 0.2, [x_edge, o_edge, x_edge2])  # 0.2 for O
+    assert (x_edge.N, x_edge.W) == (2, pytest.approx(0.4))
+    assert x_edge.Q == pytest.approx(0.2)
+    assert (o_edge.N, o_edge.W) == (2, pytest.approx(-0.4))
+    assert (x_edge2.N, x_edge2.W, x_edge2.Q) == (1, -0.2, -0.2)
+    assert (mcts.root.N, o_node.N, x_leaf.N) == (2, 2, 1)
+
+
+def test_terminal_leaf_is_a_loss_for_its_player_to_move():
+    state = GameState.fromMoves("112233")             # X wins in column 4
+    weights = [0.01] * len(state.allowedActions)
+    weights[3] = 1.0
+    mcts = expanded_root(state, weights)
+    leaf, value, done, breadcrumbs = mcts.moveToLeaf()
+    assert [edge.action for edge in breadcrumbs] == [state.actionForColumn(3)]
+    assert done and value == -1 and leaf.state.playerTurn == -1
+    mcts.backFill(leaf, value, breadcrumbs)
+    assert breadcrumbs[0].Q == 1.0                     # a sure win for X, who chose it
+
+
+def test_first_simulation_follows_the_prior():
+    state = GameState.initial()
+    mcts = expanded_root(state, weights=[1, 1, 1, 1, 1, 1, 3])
+    _, _, _, breadcrumbs = mcts.moveToLeaf()
+    assert breadcrumbs[0] is mcts.root.edges[-1][1]
+
+
+def test_selection_maximises_q_plus_u():
+    mcts = expanded_root(GameState.initial())
+    edges = [edge for _, edge in mcts.root.edges]
+    for edge, (n, w) in zip(edges, [(4, 2.0), (4, -1.0), (1, 0.9), (0, 0.0), (4, 0.0), (4, 0.0), (3, 0.0)]):
+        edge.N, edge.W, edge.Q = n, w, (w / n if n else 0.0)
+    mcts.root.N = sum(edge.N for edge in edges)
+    u = [np.sqrt(mcts.root.N) * edge.P / (1 + edge.N) for edge in edges]
+    scores = [edge.Q + ui for edge, ui in zip(edges, u)]
+    _, _, _, breadcrumbs = mcts.moveToLeaf()
+    assert breadcrumbs[0] is edges[int(np.argmax(scores))]
+
+
+# -- Dirichlet noise ----------------------------------------------------------------------------
+def noise_seen_during(agent: Agent, state: GameState, noise: bool) -> list:
+    """Search one move and return the root noise in force at each leaf evaluation
+    (root expansion excluded)."""
+    seen = []
+
+    def evaluate(states):
+        if states[0].id != state.id:
+            seen.append(agent.mcts.rootNoise)
+        return agent.evaluateStates(states)
+
+    runSerially(agent.actSteps(state, 1, noise), evaluate)
+    return seen
+
+
+def test_noise_is_drawn_once_per_move(tiny_model, tiny_cfg):
+    agent = make_agent(tiny_model, tiny_cfg, sims=12)
+    state = GameState.fromMoves("44")
+    first = noise_seen_during(agent, state, noise=True)
+    assert len(first) >= 10 and first[0] is not None
+    assert all(drawn is first[0] for drawn in first)
+    assert len(first[0]) == len(agent.root.edges) and first[0].sum() == pytest.approx(1.0)
+    assert agent.mcts.epsilon == tiny_cfg.EPSILON
+
+    _, mine = max(agent.root.edges, key=lambda item: item[1].N)
+    reply_action, _ = max(mine.outNode.edges, key=lambda item: item[1].N)
+    nxt = state.takeAction(mine.action)[0].takeAction(reply_action)[0]
+    second = noise_seen_during(agent, nxt, noise=True)
+    assert all(drawn is second[0] for drawn in second)
+    assert second[0] is not first[0] and not np.allclose(second[0], first[0])
+
+
+def test_no_noise_without_the_flag(tiny_model, tiny_cfg):
+    agent = make_agent(tiny_model, tiny_cfg, sims=8)
+    state = GameState.fromMoves("44")
+    noise_seen_during(agent, state, noise=True)
+    seen = noise_seen_during(agent, state, noise=False)
+    assert seen and all(drawn is None for drawn in seen)
+    assert agent.mcts.epsilon == 0.0
+    agent.act(GameState.fromMoves("4"), tau=1)  # the default: no noise
+    assert agent.mcts.rootNoise is None and agent.mcts.epsilon == 0.0
+
+
+def test_change_root_draws_anew():
+    mcts = expanded_root(GameState.initial(), epsilon=0.25, rng=np.random.default_rng(0))
+    mcts.drawRootNoise()
+    first = mcts.rootNoise
+    child = edge_for_column(mcts.root, 3).outNode
+    mcts.expandLeaf(child, uniform(child.state), 0.0)
+    mcts.changeRoot(child)
+    assert mcts.rootNoise is None
+    mcts.drawRootNoise()
+    assert mcts.rootNoise is not None and not np.allclose(mcts.rootNoise, first)
+
+
+def test_noise_steers_the_root_selection():
+    # epsilon 1: the root priors are the noise alone, so the first simulation
+    # follows the largest noise share, not the (strong) prior on column 1.
+    mcts = expanded_root(GameState.initial(), [50, 1, 1, 1, 1, 1, 1], epsilon=1.0,
+                         rng=np.random.default_rng(3))
+    mcts.drawRootNoise()
+    favourite = int(np.argmax(mcts.rootNoise))
+    assert favourite != 0
+    _, _, _, breadcrumbs = mcts.moveToLeaf()
+    assert breadcrumbs[0] is mcts.root.edges[favourite][1]
+
+
+# -- the move choice from the visit counts -------------------------------------------------------
+def agent_with_visits(model, cfg, visits: list[int], seed: int = 0) -> Agent:
+    agent = make_agent(model, cfg, sims=1, seed=seed)
+    agent.buildMCTS(GameState.initial())
+    agent.mcts.expandLeaf(agent.root, uniform(agent.root.state), 0.0)
+    for (_, edge), n in zip(agent.root.edges, visits):
+        edge.N, edge.W, edge.Q = n, 0.1 * n, 0.1 if n else 0.0
+    return agent
+
+
+def test_get_av_is_a_float_distribution(tiny_model, tiny_cfg):
+    visits = [1, 2, 3, 4, 5, 6, 7]
+    agent = agent_with_visits(tiny_model, tiny_cfg, visits)
+    actions = GameState.initial().allowedActions
+    n = np.array(visits, dtype=float)
+    for tau, expected in [(1, n / n.sum()), (0.5, n**2 / (n**2).sum()), (2, np.sqrt(n) / np.sqrt(n).sum())]:
+        pi, values = agent.getAV(tau)
+        assert pi.dtype == np.float64
+        assert np.allclose(pi[actions], expected) and pi.sum() == pytest.approx(1.0)
+        assert np.count_nonzero(pi) == len(actions)
+    assert np.allclose(values[actions], [0.1] * 7)
+
+
+def test_tau_zero_breaks_ties_at_random(tiny_model, tiny_cfg):
+    visits = [3, 7, 1, 7, 2, 0, 5]
+    tied = {GameState.initial().actionForColumn(c) for c in (1, 3)}
+    chosen = set()
+    for seed in range(20):
+        agent = agent_with_visits(tiny_model, tiny_cfg, visits, seed)
+        pi0, _ = agent.getAV(0)
+        assert set(np.flatnonzero(pi0)) == tied and np.allclose(pi0[list(tied)], 0.5)
+        pi, values = agent.getAV(1)
+        action, value = agent.chooseAction(pi, values, 0)
+        assert value == values[action]
+        chosen.add(action)
+    assert chosen == tied
+
+
+# -- network outputs to priors ----------------------------------------------------------------------
+def test_policy_from_huge_logits_is_finite():
+    state = GameState.fromMoves("444444")  # column 4 full
+    legal = state.allowedActions
+    logits = np.full(CELLS, -1e4, dtype=np.float32)
+    logits[3] = 1e5                         # an illegal cell (column 4 is full)
+    logits[legal[0]], logits[legal[1]] = 1e4, 1e4 - 1
+    probs = policyFromLogits(logits, legal)
+    assert np.isfinite(probs).all() and probs.sum() == pytest.approx(1.0)
+    assert set(np.flatnonzero(probs)) == {legal[0], legal[1]}
+    assert probs[legal[0]] / probs[legal[1]] == pytest.approx(np.e)
+    assert policyFromLogits(logits, []).sum() == 0
+
+
+def test_get_preds_with_a_saturated_network(tiny_cfg):
+    model = Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), CELLS)
+    head = model.model.get_layer("policy_head")
+    head.set_weights([w * 1e4 for w in head.get_weights()])
+    state = GameState.fromMoves("4444443")
+    _, logits = model.predict(model.convertToModelInput(state)[None])
+    assert np.abs(logits).max() > 1e3
+    value, probs, allowed = make_agent(model, tiny_cfg, sims=1).get_preds(state)
+    assert allowed == state.allowedActions
+    assert np.isfinite(probs).all() and probs.sum() == pytest.approx(1.0)
+    assert set(np.flatnonzero(probs)) <= set(allowed)
+    assert -1 <= value <= 1
+
+
+# -- logging ----------------------------------------------------------------------------------------
+@pytest.fixture
+def logger():
+    """A fresh logger of its own, handlers removed afterwards."""
+    lg = logging.getLogger(f"test_mcts.{id(object())}")
+    lg.propagate = False
+    yield lg
+    for handler in list(lg.handlers):
+        lg.removeHandler(handler)
+
+
+def test_search_log_is_written_when_enabled(tiny_model, tiny_cfg, logger):
+    stream = io.StringIO()
+    logger.addHandler(logging.StreamHandler(stream))
+    logger.setLevel(logging.INFO)
+    make_agent(tiny_model, tiny_cfg, sims=3, logger=logger).act(GameState.fromMoves("44"), tau=1)
+    text = stream.getvalue()
+    assert "tiny searches 3 simulations, X to move" in text
+    for n in (1, 2, 3):
+        assert f"=== simulation {n} ===" in text
+    assert "  col     N       P   noise       Q       U     Q+U" in text
+    assert "chosen: column" in text and "backfill column" in text
+    assert "1 2 3 4 5 6 7" in text
+
+
+class Recorder(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.mark.parametrize("switch_off", ["disabled", "level"])
+def test_nothing_is_formatted_when_the_log_is_off(tiny_model, tiny_cfg, logger, monkeypatch, switch_off):
+    recorder = Recorder()
+    logger.addHandler(recorder)
+    if switch_off == "disabled":
+        logger.setLevel(logging.INFO)
+        logger.disabled = True
+    else:
+        logger.setLevel(logging.WARNING)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("log text built while the log is off")
+
+    monkeypatch.setattr(GameState, "text", forbidden)
+    monkeypatch.setattr(mcts_module.MCTS, "_logSelection", forbidden)
+    monkeypatch.setattr(mcts_module.MCTS, "_logBackFill", forbidden)
+    agent = make_agent(tiny_model, tiny_cfg, sims=5, logger=logger)
+    agent.act(GameState.fromMoves("44"), tau=1)
+    assert recorder.records == []
+    assert root_visits(agent) == 5

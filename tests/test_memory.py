@@ -1,0 +1,193 @@
+"""Memory: capacity, mirrored positions, results from each player's point of view,
+.npz files that never hold pickle and that fail loudly when damaged."""
+
+import numpy as np
+import pytest
+
+from game import Game, GameState
+from memory import Memory
+from storage import RunFileError
+
+X_WINS = "4455667"  # X (player 1) builds 4-5-6-7 on the bottom row and wins on move 7
+
+
+def _one_hot(action):
+    pi = np.zeros(42)
+    pi[action] = 1.0
+    return pi
+
+
+def _play(moves: str, memory: Memory) -> GameState:
+    """Play a column string, committing each position (before its move) with a one-hot
+    search policy; returns the final position."""
+    state = GameState.initial()
+    for char in moves:
+        action = state.actionForColumn(int(char) - 1)
+        memory.commit_stmemory(Game.identities, state, _one_hot(action))
+        state, _, _ = state.takeAction(action)
+    return state
+
+
+def _finished_game(moves: str = X_WINS, size: int = 1000) -> Memory:
+    game = Memory(size)
+    final = _play(moves, game)
+    game.setResult(final, final.value[0])
+    return game
+
+
+def test_memory_size_bounds_long_term_memory():
+    memory = Memory(5)
+    assert memory.ltmemory.maxlen == 5
+    game = _finished_game()
+    newest = [entry["id"] for entry in game.stmemory][-5:]
+    memory.commitGame(game)
+    assert len(memory) == 5
+    assert [entry["id"] for entry in memory.ltmemory] == newest
+
+
+def test_commit_stmemory_stores_the_position_and_its_mirror():
+    memory = Memory(100)
+    state = GameState.fromMoves("112")  # X: columns 1 and 2, O: column 1; O to move
+    pi = np.zeros(42)
+    pi[state.actionForColumn(0)] = 0.75
+    pi[state.actionForColumn(3)] = 0.25
+    memory.commit_stmemory(Game.identities, state, pi)
+    original, mirror = memory.stmemory
+    assert original["id"] == state.id and original["playerTurn"] == -1
+    assert np.array_equal(original["board"], state.board) and np.array_equal(original["AV"], pi)
+    expected = GameState.fromMoves("776")
+    assert mirror["id"] == expected.id and mirror["playerTurn"] == -1
+    assert mirror["AV"][expected.actionForColumn(6)] == 0.75
+    assert mirror["AV"][expected.actionForColumn(3)] == 0.25
+    assert mirror["AV"].sum() == 1.0
+    assert len(memory) == 0  # nothing reaches long-term memory before the game ends
+
+
+def test_setResult_gives_each_position_the_result_for_its_player_to_move():
+    game = Memory(1000)
+    final = _play(X_WINS, game)
+    assert final.isEndGame and final.playerTurn == -1 and final.value[0] == -1  # O to move, O has lost
+    game.setResult(final, final.value[0])
+    assert len(game.stmemory) == 2 * len(X_WINS)
+    for entry in game.stmemory:
+        # X won: +1 wherever X is to move, -1 wherever O is to move.
+        assert entry["value"] == (1 if entry["playerTurn"] == 1 else -1)
+    assert {entry["playerTurn"] for entry in game.stmemory} == {1, -1}
+
+
+def test_setResult_of_a_draw_is_zero_everywhere():
+    game = Memory(1000)
+    final = _play("1234", game)
+    game.setResult(final, 0)
+    assert all(entry["value"] == 0 for entry in game.stmemory)
+
+
+def test_commitGame_moves_the_game_and_clears_it():
+    memory = Memory(1000)
+    game = _finished_game()
+    ids = [entry["id"] for entry in game.stmemory]
+    memory.commitGame(game)
+    assert [entry["id"] for entry in memory.ltmemory] == ids
+    assert len(game.stmemory) == 0 and game.stmemory.maxlen == 1000
+
+
+def test_commit_ltmemory_and_clear_stmemory():
+    memory = _finished_game()
+    count = len(memory.stmemory)
+    memory.commit_ltmemory()
+    assert len(memory) == count and len(memory.stmemory) == 0
+    _play("12", memory)
+    memory.clear_stmemory()
+    assert len(memory.stmemory) == 0 and len(memory) == count
+
+
+def test_save_load_round_trip(tmp_path):
+    memory = Memory(1000)
+    memory.commitGame(_finished_game())
+    memory.commitGame(_finished_game("1234"))  # an unfinished game: all values 0
+    path = tmp_path / "memory" / "memory0003.npz"
+    memory.save(path)
+    loaded = Memory.load(path, 1000)
+    assert len(loaded) == len(memory)
+    for saved, back in zip(memory.ltmemory, loaded.ltmemory):
+        assert np.array_equal(back["board"], saved["board"])
+        assert np.array_equal(back["AV"], saved["AV"])
+        assert back["value"] == saved["value"] and back["playerTurn"] == saved["playerTurn"]
+        assert back["id"] == saved["id"] and back["state"].id == saved["state"].id
+    assert [p.name for p in path.parent.iterdir()] == ["memory0003.npz"]
+
+
+def test_load_into_a_smaller_memory_keeps_the_newest(tmp_path):
+    memory = Memory(1000)
+    memory.commitGame(_finished_game())
+    path = tmp_path / "memory0001.npz"
+    memory.save(path)
+    assert [e["id"] for e in Memory.load(path, 4).ltmemory] == [e["id"] for e in memory.ltmemory][-4:]
+
+
+def test_empty_memory_round_trip(tmp_path):
+    path = tmp_path / "memory0000.npz"
+    Memory(10).save(path)
+    assert len(Memory.load(path, 10)) == 0
+
+
+def _arrays(rows: int = 3) -> dict:
+    return {"board": np.zeros((rows, 42), np.int8), "playerTurn": np.ones(rows, np.int8),
+            "AV": np.full((rows, 42), 1 / 42, np.float32), "value": np.zeros(rows, np.float32)}
+
+
+def test_well_formed_arrays_load(tmp_path):
+    path = tmp_path / "memory0001.npz"
+    np.savez(path, **_arrays())
+    assert len(Memory.load(path, 10)) == 3
+
+
+def test_pickled_object_array_is_refused(tmp_path):
+    path = tmp_path / "memory0001.npz"
+    arrays = _arrays(1)
+    arrays["board"] = np.array([GameState.initial()], dtype=object)
+    np.savez(path, **arrays)
+    with pytest.raises(RunFileError, match="pickle") as info:
+        Memory.load(path, 10)
+    assert str(path) in str(info.value)
+
+
+def _damaged(tmp_path, kind: str):
+    path = tmp_path / "memory0002.npz"
+    if kind == "truncated":
+        memory = Memory(1000)
+        memory.commitGame(_finished_game())
+        memory.save(path)
+        content = path.read_bytes()
+        path.write_bytes(content[: len(content) // 2])
+    elif kind == "garbage":
+        path.write_bytes(np.random.default_rng(1).bytes(3000))
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "missing array":
+        arrays = _arrays()
+        del arrays["AV"]
+        np.savez(path, **arrays)
+    elif kind == "wrong board shape":
+        np.savez(path, **{**_arrays(), "board": np.zeros((3, 41), np.int8)})
+    elif kind == "wrong value length":
+        np.savez(path, **{**_arrays(), "value": np.zeros(2, np.float32)})
+    elif kind == "floating disc":
+        board = np.zeros((3, 42), np.int8)
+        board[0, 0] = 1  # a disc on the top row above empty cells
+        np.savez(path, **{**_arrays(), "board": board})
+    elif kind == "bad playerTurn":
+        np.savez(path, **{**_arrays(), "playerTurn": np.array([1, 0, 1], np.int8)})
+    elif kind == "not found":
+        pass
+    return path
+
+
+@pytest.mark.parametrize("kind", ["truncated", "garbage", "empty", "missing array", "wrong board shape",
+                                  "wrong value length", "floating disc", "bad playerTurn", "not found"])
+def test_damaged_file_gives_RunFileError_naming_it(tmp_path, kind):
+    path = _damaged(tmp_path, kind)
+    with pytest.raises(RunFileError) as info:
+        Memory.load(path, 1000)
+    assert str(path) in str(info.value)
+    assert "pickle" not in str(info.value)  # a damaged file is not reported as a pickle

@@ -1,0 +1,169 @@
+"""File safety: atomic writes, disk full, damaged or unsafe model files."""
+
+import errno
+
+import keras
+import numpy as np
+import pytest
+
+import storage
+from storage import DiskFullError, RunFileError
+
+
+def _half_written(content: bytes, error: BaseException):
+    """A writer that writes half of `content` to the temporary file, then fails."""
+    def write(tmp):
+        with open(tmp, "wb") as handle:
+            handle.write(content[: len(content) // 2])
+            handle.flush()
+            raise error
+    return write
+
+
+def _temp_files(folder):
+    return sorted(p.name for p in folder.iterdir() if ".tmp" in p.name)
+
+
+def test_atomic_write_replaces_the_file(tmp_path):
+    path = tmp_path / "sub" / "data.bin"
+    storage.atomic_write(path, lambda tmp: tmp.write_bytes(b"first"))
+    storage.atomic_write(path, lambda tmp: tmp.write_bytes(b"second"))
+    assert path.read_bytes() == b"second"
+    assert _temp_files(path.parent) == []
+
+
+def test_writer_failing_midway_leaves_the_old_file_and_no_temp_file(tmp_path):
+    path = tmp_path / "checkpoint.json"
+    path.write_text("old content")
+    with pytest.raises(RuntimeError, match="writer broke"):
+        storage.atomic_write(path, _half_written(b"new content " * 100, RuntimeError("writer broke")))
+    assert path.read_text() == "old content"
+    assert _temp_files(tmp_path) == []
+
+
+def test_interrupt_midway_leaves_the_old_file_and_no_temp_file(tmp_path):
+    path = tmp_path / "memory0001.npz"
+    path.write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        storage.atomic_write(path, _half_written(b"x" * 1000, KeyboardInterrupt()))
+    assert path.read_bytes() == b"old"
+    assert _temp_files(tmp_path) == []
+
+
+def test_disk_full_gives_DiskFullError_naming_the_file_and_keeps_the_old_file(tmp_path):
+    path = tmp_path / "models" / "version0003.keras"
+    path.parent.mkdir()
+    path.write_bytes(b"old model")
+    full = OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(DiskFullError) as info:
+        storage.atomic_write(path, _half_written(b"m" * 4096, full), suffix=".keras")
+    assert str(path) in str(info.value)
+    assert info.value.errno == errno.ENOSPC
+    assert path.read_bytes() == b"old model"
+    assert _temp_files(path.parent) == []
+
+
+def test_other_os_errors_pass_through_unchanged(tmp_path):
+    path = tmp_path / "config.json"
+    with pytest.raises(PermissionError):
+        storage.atomic_write(path, _half_written(b"abc", PermissionError(errno.EACCES, "denied")))
+    assert not path.exists()
+    assert _temp_files(tmp_path) == []
+
+
+def test_leftover_temp_file_of_a_killed_write_is_removed_by_the_next_write(tmp_path):
+    path = tmp_path / "checkpoint.json"
+    leftover = tmp_path / ".checkpoint.json.k1ll3d_x.tmp"
+    other = tmp_path / ".config.json.abcdefgh.tmp"
+    leftover.write_text("torn")
+    other.write_text("torn")
+    assert storage.temp_files(path) == [leftover]
+    storage.write_json(path, {"iteration": 2})
+    assert not leftover.exists()
+    assert other.exists()  # another file's leftover is that file's business
+    assert storage.read_json(path, "checkpoint file", "") == {"iteration": 2}
+
+
+def test_append_line_adds_whole_lines(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"iteration": 1}')  # a file whose last line lacks its newline
+    storage.append_line(path, '{"iteration": 2}')
+    storage.append_line(path, '{"iteration": 3}\n')
+    assert path.read_text().splitlines() == ['{"iteration": 1}', '{"iteration": 2}', '{"iteration": 3}']
+
+
+@pytest.mark.parametrize("content", [b'{"iteration": ', b"\x80\x81garbage"])
+def test_read_json_of_a_corrupt_file_names_it(tmp_path, content):
+    path = tmp_path / "checkpoint.json"
+    path.write_bytes(content)
+    with pytest.raises(RunFileError, match="restore it") as info:
+        storage.read_json(path, "checkpoint file", "restore it")
+    assert str(path) in str(info.value)
+
+
+def test_read_json_of_a_missing_file_names_it(tmp_path):
+    with pytest.raises(RunFileError) as info:
+        storage.read_json(tmp_path / "checkpoint.json", "checkpoint file", "start anew")
+    assert str(tmp_path / "checkpoint.json") in str(info.value)
+
+
+def test_paths_of_the_run_layout(tmp_path):
+    assert storage.model_path(tmp_path, 7) == tmp_path / "models" / "version0007.keras"
+    assert storage.memory_path(tmp_path, 12) == tmp_path / "memory" / "memory0012.npz"
+    assert storage.archived_run(tmp_path, "connect4", 3) == tmp_path / "connect4" / "run0003"
+
+
+@pytest.fixture(scope="module")
+def saved_model(tiny_model, tmp_path_factory):
+    path = storage.model_path(tmp_path_factory.mktemp("run"), 1)
+    storage.save_model(tiny_model.model, path)
+    return path
+
+
+def test_save_model_leaves_only_the_keras_file(saved_model):
+    assert [p.name for p in saved_model.parent.iterdir()] == [saved_model.name]
+
+
+def test_load_model_of_a_missing_file_names_it(tmp_path):
+    path = tmp_path / "models" / "version0004.keras"
+    with pytest.raises(RunFileError, match="missing") as info:
+        storage.load_model(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_model_of_a_truncated_file_names_it(saved_model, tmp_path):
+    path = tmp_path / "version0002.keras"
+    content = saved_model.read_bytes()
+    path.write_bytes(content[: len(content) // 2])
+    with pytest.raises(RunFileError) as info:
+        storage.load_model(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_model_of_a_garbage_file_names_it(tmp_path):
+    path = tmp_path / "version0002.keras"
+    path.write_bytes(np.random.default_rng(0).bytes(5000))
+    with pytest.raises(RunFileError) as info:
+        storage.load_model(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_model_refuses_a_lambda_layer_without_running_it(tmp_path):
+    marker = tmp_path / "the_lambda_ran"
+    # The lambda leaves a marker file each time it runs; its source names the marker
+    # literally so the saved bytecode carries it.
+    side_effect = eval(f"lambda z: (__import__('pathlib').Path({str(marker)!r}).touch(), z)[1]")
+    inputs = keras.Input((3,))
+    unsafe = keras.Model(inputs, keras.layers.Lambda(side_effect)(inputs))
+    path = tmp_path / "version0005.keras"
+    unsafe.save(path)
+    marker.unlink(missing_ok=True)  # building the model ran it once
+
+    with pytest.raises(RunFileError, match="Lambda") as info:
+        storage.load_model(path)
+    assert str(path) in str(info.value)
+    assert not marker.exists()
+
+    # The marker does work: loading unsafely and calling the model runs the lambda.
+    keras.models.load_model(path, safe_mode=False)(np.zeros((1, 3), np.float32))
+    assert marker.exists()
