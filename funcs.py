@@ -369,6 +369,24 @@ def _startFromArchive(folder: Path, cfg: Config, run_number: int, model_version,
     return run
 
 
+def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size: int = 10) -> None:
+    """Log a few memory positions: board, target z and search policy next to the
+    network's value and prior (all for the position's player to move)."""
+    if not logger.isEnabledFor(_INFO) or not len(memory):
+        return
+    picks = player.rng.choice(len(memory), size=min(size, len(memory)), replace=False)
+    rows = [memory.ltmemory[i] for i in picks]
+    for row, (value, probs) in zip(rows, player.evaluateStates([row["state"] for row in rows])):
+        state = row["state"]
+        state.render(logger)
+        columns = [c for c in range(7) if state.actionForColumn(c) is not None]
+        logger.info("target value %+.0f, network value %+.3f (for %s to move)", row["value"], value,
+                    "X" if state.playerTurn == 1 else "O")
+        logger.info("column        %s", " ".join(f"{c + 1:5d}" for c in columns))
+        logger.info("search policy %s", " ".join(f"{row['AV'][state.actionForColumn(c)]:5.2f}" for c in columns))
+        logger.info("network prior %s", " ".join(f"{probs[state.actionForColumn(c)]:5.2f}" for c in columns))
+
+
 def _pruneMemorySnapshots(folder: Path, keep: int, current: int | None) -> None:
     snapshots = sorted((folder / "memory").glob("memory*.npz"))
     for old in snapshots[:-keep]:
@@ -402,6 +420,7 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
         start = time.perf_counter()
         row.update(current_player.replay(run.memory.ltmemory), trained=True)
         times["retrain"] = time.perf_counter() - start
+        logMemorySample(run.memory, current_player, lg.logger_memory)
         start = time.perf_counter()
         scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney, 0,
                                               progress=f"iteration {iteration}: tournament" if progress else None)

@@ -32,7 +32,7 @@ _MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS 
 
 def _has_four(bits: int) -> bool:
     """True when `bits` (one player's stones) hold four in a row in any direction."""
-    for shift in (1, 7, 6):  # vertical, horizontal, the two diagonals
+    for shift in (1, 7, 6, 8):  # vertical, horizontal, the two diagonals
         pairs = bits & (bits >> shift)
         if pairs & (pairs >> (2 * shift)):
             return True
@@ -136,7 +136,7 @@ class GameState:
         to right; empty once the game is over."""
         if self._allowed is None:
             self._allowed = [] if self.isEndGame else [
-                _ACTION[c][h] for c, h in enumerate(self._heights) if h < ROWS]
+                _ACTION[c][h] for c, h in enumerate(self._heights) if h <= ROWS]
         return self._allowed
 
     def actionForColumn(self, column: int) -> int | None:

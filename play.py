@@ -629,8 +629,6 @@ def _replayFromRows(source: str, number: int, rows: list[dict]) -> Replay:
         state = row["state"]
         if replay.frames:
             last = replay.frames[-1]
-            if state.stones != last.state.stones + 1:
-                continue
             action = _moveBetween(last.state, state)
             if action is None:
                 continue

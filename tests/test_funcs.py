@@ -164,7 +164,7 @@ def test_human_plays_through_versions(tmp_path, tiny_cfg):
 
 def tinyRunConfig(tiny_cfg, folder, **changes):
     return tiny_cfg.replace(RUN_FOLDER=str(folder), EPISODES=3, MCTS_SIMS=4, MIN_MEMORY_SIZE=32,
-                            LOGGERS={"main": True, "memory": False, "tourney": True, "mcts": True, "model": True},
+                            LOGGERS={"main": True, "memory": True, "tourney": True, "mcts": True, "model": True},
                             **changes)
 
 
@@ -182,9 +182,9 @@ def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tin
     assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
     assert len(Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)) == row["memory_size"]
     assert json.loads((folder / "metrics.jsonl").read_text().splitlines()[0])["iteration"] == 1
-    for name in ("main", "tourney", "mcts", "model"):
+    for name in ("main", "memory", "tourney", "mcts", "model"):
         assert (folder / "logs" / f"logger_{name}.log").stat().st_size > 0
-    assert not (folder / "logs" / "logger_memory.log").exists()
+    assert "search policy" in (folder / "logs" / "logger_memory.log").read_text()
     loggers.disable_all()
 
 
@@ -230,6 +230,7 @@ def test_loggers_are_replaced_not_piled_up_and_capped(tmp_path, tiny_cfg):
         loggers.setup_loggers(tmp_path, cfg)
     assert len(loggers.logger_mcts.handlers) == 1
     assert loggers.logger_main.handlers == [] and not loggers.logger_main.isEnabledFor(logging.INFO)
+    assert not (tmp_path / "logs" / "logger_main.log").exists()
     agent = Agent("a", ENV.state_size, ENV.action_size, 30, 1.0,
                   Residual_CNN.fromConfig(cfg, ENV.input_shape, ENV.action_size), cfg, logger=loggers.logger_mcts)
     state = GameState.initial()

@@ -1,0 +1,152 @@
+"""Nothing lost (issue 6): a training run killed with SIGKILL at random moments, during
+self-play, retraining and saving, resumes every time from intact files.
+
+Each run is a fresh Python process doing ``funcs.train(None, cfg)`` on a tiny config;
+the same call resumes the run.  After every kill, every file the run keeps loads, the
+checkpoint never goes back, the memory snapshot it names never shrinks, and at most
+the one write the kill interrupted leaves a temporary file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import storage
+from config import Config
+from memory import Memory
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROCESS_DEADLINE_S = 90
+
+
+def _tiny_config(folder: Path) -> Config:
+    return Config(HIDDEN_CNN_LAYERS=[{"filters": 8, "kernel_size": (3, 3)}] * 2, MCTS_SIMS=4, EPISODES=2,
+                  EVAL_EPISODES=2, TURNS_UNTIL_TAU0=4, MEMORY_SIZE=200, BATCH_SIZE=32, MIN_MEMORY_SIZE=32,
+                  FIT_BATCH_SIZE=32, TRAINING_LOOPS=1, EVAL_POSITIONS=0, SCORING_THRESHOLD=0.5,
+                  MEMORY_SNAPSHOTS_KEPT=2,
+                  LOGGERS={"main": True, "memory": False, "tourney": True, "mcts": False, "model": False},
+                  RUN_FOLDER=str(folder), RUN_ARCHIVE_FOLDER=str(folder.parent / "archive"))
+
+
+def _start(cfg: Config, log: Path) -> subprocess.Popen:
+    """A training process: the same call starts the run and resumes it."""
+    code = ("import config, funcs\n"
+            f"cfg = config.Config.from_dict({cfg.as_dict()!r})\n"
+            "funcs.train(None, cfg, progress=False)\n")
+    with open(log, "w") as out:
+        return subprocess.Popen([sys.executable, "-c", code], cwd=PROJECT_ROOT, stdout=out,
+                                stderr=subprocess.STDOUT)
+
+
+def _temp_files(folder: Path) -> set[Path]:
+    return {p for sub in (folder, folder / "models", folder / "memory") if sub.is_dir()
+            for p in sub.glob(".*.tmp*")}
+
+
+def _checkpoint_iteration(folder: Path) -> int:
+    try:
+        return json.loads((folder / "checkpoint.json").read_text())["iteration"]
+    except (FileNotFoundError, json.JSONDecodeError):
+        return -1
+
+
+def _kill_when(process: subprocess.Popen, log: Path, ready, delay_s: float) -> None:
+    """Poll until `ready()` holds, wait `delay_s`, then SIGKILL the process (which must
+    still be running: a training run only stops when killed)."""
+    deadline = time.monotonic() + PROCESS_DEADLINE_S
+    while not ready():
+        assert process.poll() is None, f"training process ended by itself:\n{log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"no kill moment within {PROCESS_DEADLINE_S} s:\n{log.read_text()[-3000:]}"
+        time.sleep(0.002)
+    time.sleep(delay_s)
+    assert process.poll() is None, f"training process ended by itself:\n{log.read_text()[-3000:]}"
+    process.kill()
+    process.wait()
+
+
+class RunChecker:
+    """Everything that must hold in the run folder after each kill, compared with the
+    previous kill."""
+
+    def __init__(self, folder: Path, cfg: Config):
+        self.folder, self.cfg = folder, cfg
+        self.iteration, self.best_version, self.rows = 0, 1, 0
+        self.temps: set[Path] = set()
+        self.loaded: set[tuple] = set()  # (path, mtime, size) of files already checked
+
+    def _fresh(self, path: Path) -> bool:
+        stat = path.stat()
+        key = (path, stat.st_mtime_ns, stat.st_size)
+        if key in self.loaded:
+            return False
+        self.loaded.add(key)
+        return True
+
+    def check(self) -> dict:
+        folder, cfg = self.folder, self.cfg
+        assert Config.from_json_file(folder / "config.json") == cfg
+        checkpoint = storage.read_json(folder / "checkpoint.json", "checkpoint file", "")
+        assert checkpoint["iteration"] >= self.iteration
+        assert checkpoint["best_player_version"] >= self.best_version
+        for path in sorted((folder / "models").glob("version*.keras")):
+            if self._fresh(path):
+                storage.load_model(path)
+        assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
+        for path in sorted((folder / "memory").glob("memory*.npz")):
+            if self._fresh(path):
+                Memory.load(path, cfg.MEMORY_SIZE)
+        if checkpoint["memory_iteration"] is not None:
+            snapshot = Memory.load(storage.memory_path(folder, checkpoint["memory_iteration"]), cfg.MEMORY_SIZE)
+            assert self.rows <= len(snapshot) <= cfg.MEMORY_SIZE
+            self.rows = len(snapshot)
+        metrics = (folder / "metrics.jsonl").read_text().splitlines() if (folder / "metrics.jsonl").exists() else []
+        iterations = [json.loads(line)["iteration"] for line in metrics]
+        assert iterations == sorted(set(iterations)), f"metrics rows repeated or out of order: {iterations}"
+        assert all(i <= checkpoint["iteration"] + 1 for i in iterations)
+        temps = _temp_files(folder)
+        assert len(temps - self.temps) <= 1, f"more than the killed write left temp files: {temps}"
+        for tmp in temps:  # at most one leftover per target file
+            assert sum(other.name.startswith(tmp.name.split(".tmp")[0].rsplit(".", 1)[0] + ".")
+                       for other in temps if other.parent == tmp.parent) == 1, temps
+        self.temps = temps
+        self.iteration, self.best_version = checkpoint["iteration"], checkpoint["best_player_version"]
+        return checkpoint
+
+
+def test_training_survives_sigkill_at_random_moments(tmp_path):
+    rng = random.Random(20240606)
+    folder = tmp_path / "run"
+    cfg = _tiny_config(folder)
+    checker = RunChecker(folder, cfg)
+    log = tmp_path / "train.log"
+
+    def iteration_passed(than: int):
+        return lambda: _checkpoint_iteration(folder) > than
+
+    def new_temp_file():
+        before = _temp_files(folder)
+        return lambda: bool(_temp_files(folder) - before)
+
+    def resumed():
+        return lambda: "Resumed run" in log.read_text()
+
+    # (when to kill, extra delay): after iteration 1, somewhere in iteration 2's
+    # self-play or retraining; the instant a resumed run starts writing a file; a
+    # random moment after a resume (self-play, or the first retraining); once a
+    # resumed run has finished a new iteration, during the next.
+    plan = [(lambda: iteration_passed(0), rng.uniform(0.0, 0.6)),
+            (new_temp_file, 0.0),
+            (resumed, rng.uniform(0.5, 4.0)),
+            (lambda: iteration_passed(checker.iteration), rng.uniform(0.0, 0.3))]
+    for kill, (moment, delay) in enumerate(plan):
+        process = _start(cfg, log)
+        _kill_when(process, log, moment(), delay)
+        if kill > 0:
+            assert "Resumed run" in log.read_text(), log.read_text()[-3000:]
+        checker.check()
+    assert checker.iteration >= 2
