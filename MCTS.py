@@ -109,6 +109,12 @@ class MCTS:
         else:
             self.rootNoise = None
 
+    def explorationScale(self, node: Node) -> float:
+        """cpuct * sqrt(max(1, visits of node)): an edge's U is this times P / (1 + N).
+        The max(1, .) makes the first simulation at a fresh node follow the prior
+        instead of the first listed move."""
+        return self.cpuct * math.sqrt(max(1, node.N))
+
     def _logging(self) -> bool:
         return self.logger is not None and self.logger.isEnabledFor(_INFO)
 
@@ -117,8 +123,7 @@ class MCTS:
 
         Returns (leaf, value, done, breadcrumbs): `value` is the game's result for the
         player to move at the leaf when `done` (-1: they lost, 0: draw), else 0.
-        U = cpuct * P * sqrt(max(1, sum N)) / (1 + N): at a fresh node the max(1, .)
-        makes the first simulation follow the prior instead of the first listed move.
+        U = explorationScale(node) * P / (1 + N).
         """
         log = self._logging()
         self.simulations += 1
@@ -126,10 +131,9 @@ class MCTS:
             self.logger.info("=== simulation %d ===", self.simulations)
         breadcrumbs = []
         node = self.root
-        cpuct = self.cpuct
         while node.edges:
             edges = node.edges
-            scale = cpuct * math.sqrt(max(1, node.N))
+            scale = self.explorationScale(node)
             noise = self.rootNoise if node is self.root else None
             best_score = -math.inf
             best = None

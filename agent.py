@@ -159,6 +159,8 @@ class Agent:
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
         """The search for one move as a generator (see the module docstring).
         `noise`: mix Dirichlet noise into the root priors (self-play only)."""
+        if state.isEndGame:
+            raise ValueError("cannot search a finished game: it has no legal moves")
         if self.mcts is None or state.id not in self.mcts.tree:
             self.buildMCTS(state)
         else:

@@ -126,17 +126,27 @@ def _seats(player1, player2, episodes: int, goes_first: int):
     """For each episode, (player moving first, player moving second) with their match
     names.  goes_first 0 alternates (player1 starts the even episodes), 1 / -1 make
     player1 / player2 start every game.  Agents get a per-game copy (own tree and
-    random draws); in self-play one copy plays both sides, sharing its tree."""
+    random draws); in self-play one copy plays both sides, sharing its tree.  Only the
+    first episode's searches write to the MCTS log, so its blocks do not interleave."""
     base = int(player1.rng.integers(2**32)) if isinstance(player1, Agent) else 0
     seats = []
     for e in range(episodes):
         seed = episodeSeed(base, e)
-        p1 = player1.forGame(seed) if isinstance(player1, Agent) else player1
-        p2 = p1 if player2 is player1 else (player2.forGame(seed + 1) if isinstance(player2, Agent) else player2)
+        p1 = _forGame(player1, seed, e)
+        p2 = p1 if player2 is player1 else _forGame(player2, seed + 1, e)
         player1_starts = (e % 2 == 0) if goes_first == 0 else goes_first == 1
         seats.append(((p1, player1.name), (p2, player2.name)) if player1_starts
                      else ((p2, player2.name), (p1, player1.name)))
     return seats
+
+
+def _forGame(player, seed: int, episode: int):
+    if not isinstance(player, Agent):
+        return player
+    copy = player.forGame(seed)
+    if episode > 0:
+        copy.logger = None
+    return copy
 
 
 def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
@@ -274,7 +284,7 @@ class RunState:
                 "memory_iteration": self.memory_iteration}
 
 
-def _readCheckpoint(folder: Path) -> dict:
+def readCheckpoint(folder: Path) -> dict:
     path = folder / "checkpoint.json"
     way_out = ("restore it, or move the run folder away to start a new run "
                "(models/ and memory/ keep every saved version)")
@@ -330,7 +340,7 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
 
 
 def _resume(folder: Path, cfg: Config, say) -> RunState:
-    checkpoint = _readCheckpoint(folder)
+    checkpoint = readCheckpoint(folder)
     best_NN, current_NN = _networks(cfg, folder)
     best = storage.load_model(storage.model_path(folder, checkpoint["best_player_version"]),
                               way_out=f"fix checkpoint.json's best_player_version to an intact models/ file")
@@ -350,7 +360,7 @@ def _startFromArchive(folder: Path, cfg: Config, run_number: int, model_version,
     run_cfg = Config.from_json_file(archive / "config.json").replace(
         RUN_FOLDER=str(folder), RUN_ARCHIVE_FOLDER=cfg.RUN_ARCHIVE_FOLDER)
     if model_version is None:
-        model_version = _readCheckpoint(archive)["best_player_version"]
+        model_version = readCheckpoint(archive)["best_player_version"]
     best_NN, current_NN = _networks(run_cfg, folder)
     best_NN.setWeightsFrom(best_NN.read("connect4", run_number, model_version))
     current_NN.setWeightsFrom(best_NN.model)

@@ -136,7 +136,7 @@ class GameState:
         to right; empty once the game is over."""
         if self._allowed is None:
             self._allowed = [] if self.isEndGame else [
-                _ACTION[c][h] for c, h in enumerate(self._heights) if h <= ROWS]
+                _ACTION[c][h] for c, h in enumerate(self._heights) if h < ROWS]
         return self._allowed
 
     def actionForColumn(self, column: int) -> int | None:

@@ -67,8 +67,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
 def _bestVersion(folder: Path) -> int:
     if not (folder / "checkpoint.json").exists():
         raise storage.RunFileError(f"{folder} holds no run (no checkpoint.json): train first, point "
-                                   "run_folder at a run, or choose version=0 for an untrained network")
-    return funcs._readCheckpoint(folder)["best_player_version"]
+                                   "run_folder at a run, or choose version 0 (an untrained network)")
+    return funcs.readCheckpoint(folder)["best_player_version"]
 
 
 # -- drawing ---------------------------------------------------------------------------
@@ -116,11 +116,20 @@ def drawBoard(ax, state: GameState, last_action: int | None = None, shares=None,
         ax.set_title(title, fontsize=9)
 
 
-def boardFigure(state: GameState, last_action: int | None = None, shares=None, title: str | None = None):
-    """A matplotlib Figure of the position (see `drawBoard`); shows itself in Jupyter."""
-    from matplotlib.figure import Figure
+def newFigure(figsize):
+    """A matplotlib Figure that Jupyter shows once when a cell returns it (made through
+    pyplot, which sets up the notebook's figure display, then closed so pyplot does not
+    show it a second time)."""
+    import matplotlib.pyplot as plt
 
-    fig = Figure(figsize=(3.6, 3.6 if shares is not None else 3.3))
+    fig = plt.figure(figsize=figsize)
+    plt.close(fig)
+    return fig
+
+
+def boardFigure(state: GameState, last_action: int | None = None, shares=None, title: str | None = None):
+    """A matplotlib Figure of the position (see `drawBoard`)."""
+    fig = newFigure((3.6, 3.6 if shares is not None else 3.3))
     drawBoard(fig.add_subplot(), state, last_action, shares, title)
     fig.tight_layout()
     return fig
@@ -165,7 +174,7 @@ def thinkingTable(agent: Agent) -> list[dict]:
         raise ValueError(f"{agent.name} has not searched a position yet: let it move first")
     edges = sorted(agent.root.edges, key=lambda pair: columnOf(pair[0]))
     total = sum(edge.N for _, edge in edges)
-    scale = agent.mcts.cpuct * math.sqrt(max(1, total))
+    scale = agent.mcts.explorationScale(agent.root)
     return [{"column": columnOf(action) + 1, "action": action, "N": edge.N,
              "share": edge.N / total if total else 0.0, "Q": edge.Q, "P": edge.P,
              "U": scale * edge.P / (1 + edge.N),
@@ -200,7 +209,13 @@ def thinkingHtml(thinking: Thinking) -> str:
         body.append(f"<tr{style}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (f"<table><tr>{head}</tr>{''.join(body)}</table>"
             f"<p>Plays column {thinking.column}. Its value for itself: search {thinking.value:+.3f}, "
-            f"network before searching {thinking.nn_value:+.3f}.</p>")
+            f"network before searching {thinking.nn_value:+.3f}.</p>{_LEGEND}")
+
+
+_LEGEND = ("<p><small>visits: simulations through the move; Q: their mean result; P: the network's "
+           "prior; U: the exploration bonus the next simulation would add to Q; net after: the network's "
+           "value of the position after the move. Values are for the searching player: +1 a win, "
+           "-1 a loss.</small></p>")
 
 
 # -- a game between a human and the agent ----------------------------------------------------
@@ -350,18 +365,18 @@ class WidgetGame:
         self.match = Match(self._agent, self.human_first, self._sims, self._start)
         self.side.value = f"<b>You play {_sideText(self.human_first)}.</b>"
         self.thinking.value = ""
-        if not self.match.humanToMove:
+        if not self.match.over and not self.match.humanToMove:
             self.match.agentPlays()
         self._refresh(self.match.outcome())
 
     def clickColumn(self, column: int) -> None:
         """The human clicked `column` (0..6)."""
         if self.match.over:
-            self._refresh(f"The game is over ({self.match.outcome()}) Press New game to play again.")
+            self._say(f"The game is over ({self.match.outcome()}) Press New game to play again.")
             return
         action, problem = parseColumn(str(column + 1), self.match.state)
         if problem is not None:
-            self._refresh(problem)
+            self._say(problem)
             return
         self.match.humanPlays(action)
         if not self.match.over:
@@ -370,15 +385,19 @@ class WidgetGame:
 
     def resign(self) -> None:
         if self.match.over:
-            self._refresh(f"The game is already over ({self.match.outcome()})")
+            self._say(f"The game is already over ({self.match.outcome()})")
             return
         self.match.resign()
         self._refresh(self.match.outcome())
 
+    def _say(self, message: str) -> None:
+        self.status.value = html.escape(message)
+
     def _refresh(self, message: str) -> None:
+        """Redraw the board and the thinking after a move, and say `message`."""
         match = self.match
         self.board.value = figureSvg(boardFigure(match.state, match.last_action))
-        self.status.value = html.escape(message)
+        self._say(message)
         if match.thinking is not None:
             self.thinking.value = "<b>What the agent thought about its last move</b>" + thinkingHtml(match.thinking)
 
@@ -417,10 +436,10 @@ class Inspection(Thinking):
     """One search from a given position with everything it did (see `inspectMove`)."""
 
     moves: str = ""
-    state: GameState | None = None
+    state: GameState | None = field(default=None, repr=False)
     principal_variation: list[int] = field(default_factory=list)
     tree_size: int = 0
-    log: str = ""
+    log: str = field(default="", repr=False)
 
     def __str__(self) -> str:
         return "\n".join([f"position after {self.moves or '(no moves)'}:", boardText(self.state),
@@ -438,9 +457,7 @@ class Inspection(Thinking):
 
     def plot(self):
         """Bar charts of N, Q, P and U per legal column (the played column in red)."""
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(10, 2.6))
+        fig = newFigure((10, 2.6))
         columns = [row["column"] for row in self.table]
         colours = [RED if row["action"] == self.action else BOARD_BLUE for row in self.table]
         for i, key in enumerate(("N", "Q", "P", "U")):
@@ -567,10 +584,8 @@ class Replay:
 
     def plot(self, per_row: int = 4):
         """Every frame in a grid of small boards."""
-        from matplotlib.figure import Figure
-
         rows = max(1, math.ceil(len(self.frames) / per_row))
-        fig = Figure(figsize=(2.6 * per_row, 2.7 * rows))
+        fig = newFigure((2.6 * per_row, 2.7 * rows))
         for i in range(len(self.frames)):
             ax = fig.add_subplot(rows, per_row, i + 1)
             drawBoard(ax, self.frames[i].state, self._lastAction(i), self.frames[i].shares, self._title(i))

@@ -26,7 +26,7 @@ PROCESS_DEADLINE_S = 90
 
 def _tiny_config(folder: Path) -> Config:
     return Config(HIDDEN_CNN_LAYERS=[{"filters": 8, "kernel_size": (3, 3)}] * 2, MCTS_SIMS=4, EPISODES=2,
-                  EVAL_EPISODES=2, TURNS_UNTIL_TAU0=4, MEMORY_SIZE=200, BATCH_SIZE=32, MIN_MEMORY_SIZE=32,
+                  EVAL_EPISODES=2, TURNS_UNTIL_TAU0=4, MEMORY_SIZE=200, BATCH_SIZE=32, MIN_MEMORY_SIZE=100,
                   FIT_BATCH_SIZE=32, TRAINING_LOOPS=1, EVAL_POSITIONS=0, SCORING_THRESHOLD=0.5,
                   MEMORY_SNAPSHOTS_KEPT=2,
                   LOGGERS={"main": True, "memory": False, "tourney": True, "mcts": False, "model": False},
@@ -110,9 +110,8 @@ class RunChecker:
         assert all(i <= checkpoint["iteration"] + 1 for i in iterations)
         temps = _temp_files(folder)
         assert len(temps - self.temps) <= 1, f"more than the killed write left temp files: {temps}"
-        for tmp in temps:  # at most one leftover per target file
-            assert sum(other.name.startswith(tmp.name.split(".tmp")[0].rsplit(".", 1)[0] + ".")
-                       for other in temps if other.parent == tmp.parent) == 1, temps
+        targets = [(tmp.parent, tmp.name[1:].split(".tmp")[0].rsplit(".", 1)[0]) for tmp in temps]
+        assert len(set(targets)) == len(targets), f"two temp files for one file: {temps}"
         self.temps = temps
         self.iteration, self.best_version = checkpoint["iteration"], checkpoint["best_player_version"]
         return checkpoint
@@ -125,28 +124,38 @@ def test_training_survives_sigkill_at_random_moments(tmp_path):
     checker = RunChecker(folder, cfg)
     log = tmp_path / "train.log"
 
-    def iteration_passed(than: int):
-        return lambda: _checkpoint_iteration(folder) > than
+    def first_iteration_done():
+        return lambda: _checkpoint_iteration(folder) >= 1
 
-    def new_temp_file():
-        before = _temp_files(folder)
-        return lambda: bool(_temp_files(folder) - before)
+    def next_iteration_writes():
+        """Ready at the first file write after the checkpoint has advanced."""
+        start, before = checker.iteration, None
+
+        def ready():
+            nonlocal before
+            if before is None:
+                before = _temp_files(folder) if _checkpoint_iteration(folder) > start else None
+                return False
+            return bool(_temp_files(folder) - before)
+        return ready
 
     def resumed():
         return lambda: "Resumed run" in log.read_text()
 
-    # (when to kill, extra delay): after iteration 1, somewhere in iteration 2's
-    # self-play or retraining; the instant a resumed run starts writing a file; a
-    # random moment after a resume (self-play, or the first retraining); once a
-    # resumed run has finished a new iteration, during the next.
-    plan = [(lambda: iteration_passed(0), rng.uniform(0.0, 0.6)),
-            (new_temp_file, 0.0),
-            (resumed, rng.uniform(0.5, 4.0)),
-            (lambda: iteration_passed(checker.iteration), rng.uniform(0.0, 0.3))]
+    # (when to kill, extra delay): iteration 1 (self-play only: memory is below
+    # MIN_MEMORY_SIZE) is done, so somewhere in iteration 2's self-play or retraining;
+    # once the resumed run has finished an iteration, the instant it starts writing
+    # a file (memory, model or checkpoint); a random moment after a resume (self-play
+    # or retraining); and soon after a third resume (network rebuilt, or self-play).
+    plan = [(first_iteration_done, rng.uniform(0.2, 3.0)),
+            (next_iteration_writes, 0.0),
+            (resumed, rng.uniform(0.5, 3.0)),
+            (resumed, rng.uniform(0.0, 1.0))]
+    iterations = []
     for kill, (moment, delay) in enumerate(plan):
         process = _start(cfg, log)
         _kill_when(process, log, moment(), delay)
         if kill > 0:
             assert "Resumed run" in log.read_text(), log.read_text()[-3000:]
-        checker.check()
-    assert checker.iteration >= 2
+        iterations.append(checker.check()["iteration"])
+    assert iterations[0] >= 1 and iterations[1] > iterations[0]  # the resumed run made progress

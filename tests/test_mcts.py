@@ -253,6 +253,15 @@ def test_noise_steers_the_root_selection():
     assert breadcrumbs[0] is mcts.root.edges[favourite][1]
 
 
+def test_noise_only_at_the_root():
+    mcts = expanded_root(GameState.initial(), epsilon=1.0)
+    child = mcts.root.edges[0][1].outNode
+    mcts.expandLeaf(child, priors(child.state, [1, 1, 1, 1, 1, 1, 50]), 0.0)
+    mcts.rootNoise = np.array([0.94, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01])
+    _, _, _, breadcrumbs = mcts.moveToLeaf()
+    assert breadcrumbs == [mcts.root.edges[0][1], child.edges[-1][1]]
+
+
 # -- the move choice from the visit counts -------------------------------------------------------
 def agent_with_visits(model, cfg, visits: list[int], seed: int = 0) -> Agent:
     agent = make_agent(model, cfg, sims=1, seed=seed)

@@ -185,12 +185,19 @@ def test_widget_game_agent_moves_first_when_the_human_plays_second(agent):
 
 def test_widget_click_on_a_full_column_changes_nothing(agent):
     game = play.WidgetGame(agent, human_first=True, sims=4, start="111111")
-    before, thinking = game.state.id, game.thinking.value
+    before, board, thinking = game.state.id, game.board.value, game.thinking.value
     game.buttons[0].click()
-    assert game.state.id == before and game.thinking.value == thinking
+    assert game.state.id == before and game.board.value == board and game.thinking.value == thinking
     assert "Column 1 is full" in game.status.value
     game.buttons[1].click()
     assert game.state.stones == 8 and game.match.moves.startswith("1111112")
+
+
+def test_widget_game_from_a_finished_position_only_says_so(agent):
+    game = play.WidgetGame(agent, human_first=False, sims=4, start="1212121")
+    assert game.match.over and game.match.winner == "agent" and game.thinking.value == ""
+    game.buttons[4].click()
+    assert game.match.moves == "1212121" and "game is over" in game.status.value
 
 
 def test_widget_resign_ends_the_game_and_later_clicks_change_nothing(agent):
