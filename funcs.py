@@ -12,6 +12,7 @@ the current network -> tournament current vs best -> promote and save.
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import time
@@ -349,6 +350,7 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     memory = Memory(cfg.MEMORY_SIZE)
     if checkpoint["memory_iteration"] is not None:
         memory = Memory.load(storage.memory_path(folder, checkpoint["memory_iteration"]), cfg.MEMORY_SIZE)
+    _dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
         f"{checkpoint['best_player_version']}, {len(memory)} positions in memory.")
     return RunState(folder, cfg, checkpoint["iteration"], checkpoint["best_player_version"], memory,
@@ -395,6 +397,34 @@ def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size:
         logger.info("column        %s", " ".join(f"{c + 1:5d}" for c in columns))
         logger.info("search policy %s", " ".join(f"{row['AV'][state.actionForColumn(c)]:5.2f}" for c in columns))
         logger.info("network prior %s", " ".join(f"{probs[state.actionForColumn(c)]:5.2f}" for c in columns))
+
+
+def readMetrics(folder) -> list[dict]:
+    """The rows of a run's metrics.jsonl (none if it does not exist yet); a damaged
+    line raises RunFileError naming the file and the line."""
+    path = Path(folder) / "metrics.jsonl"
+    if not path.exists():
+        return []
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise storage.RunFileError(f"metrics file {path} line {number} is corrupt ({exc}); delete that "
+                                       "line (metrics are a record only, training does not read them)") from None
+        if not isinstance(row, dict) or not isinstance(row.get("iteration"), int):
+            raise storage.RunFileError(f"metrics file {path} line {number} is not a metrics row; delete that line")
+        rows.append(row)
+    return rows
+
+
+def _dropMetricsAfter(folder: Path, iteration: int) -> None:
+    """Remove metrics rows of iterations the checkpoint does not include (written just
+    before a kill); the resumed run redoes those iterations."""
+    rows = readMetrics(folder)
+    kept = [row for row in rows if row["iteration"] <= iteration]
+    if len(kept) != len(rows):
+        storage.write_text(folder / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
 
 
 def _pruneMemorySnapshots(folder: Path, keep: int, current: int | None) -> None:
@@ -445,12 +475,15 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
             lg.logger_main.info("promoted: best version is now %d", run.best_player_version)
     start = time.perf_counter()
     run.memory.save(storage.memory_path(run.folder, iteration))
-    run.iteration, run.memory_iteration = iteration, iteration
-    storage.write_json(run.folder / "checkpoint.json", run.checkpoint())
-    _pruneMemorySnapshots(run.folder, cfg.MEMORY_SNAPSHOTS_KEPT, iteration)
     times["save"] = time.perf_counter() - start
     row.update(best_player_version=run.best_player_version, memory_size=len(run.memory),
                seconds={k: round(v, 3) for k, v in times.items()})
+    # The metrics row goes before the checkpoint: a kill between the two leaves a row
+    # beyond the checkpoint, which resuming drops (the iteration is then redone).
+    storage.append_line(run.folder / "metrics.jsonl", json.dumps(row, sort_keys=True))
+    run.iteration, run.memory_iteration = iteration, iteration
+    storage.write_json(run.folder / "checkpoint.json", run.checkpoint())
+    _pruneMemorySnapshots(run.folder, cfg.MEMORY_SNAPSHOTS_KEPT, iteration)
     return row
 
 
@@ -468,17 +501,11 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
     try:
         while iterations is None or len(rows) < iterations:
             row = trainIteration(run, progress)
-            storage.append_line(run.folder / "metrics.jsonl", _json(row))
             rows.append(row)
             say(_summary(row))
     except KeyboardInterrupt:
         say(f"Interrupted: {run.iteration} iterations are saved; training again resumes from there.")
     return rows
-
-
-def _json(row: dict) -> str:
-    import json
-    return json.dumps(row, sort_keys=True)
 
 
 def _summary(row: dict) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import time
@@ -59,14 +60,17 @@ def _kill_when(process: subprocess.Popen, log: Path, ready, delay_s: float) -> N
     """Poll until `ready()` holds, wait `delay_s`, then SIGKILL the process (which must
     still be running: a training run only stops when killed)."""
     deadline = time.monotonic() + PROCESS_DEADLINE_S
-    while not ready():
+    try:
+        while not ready():
+            assert process.poll() is None, f"training process ended by itself:\n{log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, (f"no kill moment within {PROCESS_DEADLINE_S} s:\n"
+                                                 f"{log.read_text()[-3000:]}")
+            time.sleep(0.002)
+        time.sleep(delay_s)
         assert process.poll() is None, f"training process ended by itself:\n{log.read_text()[-3000:]}"
-        assert time.monotonic() < deadline, f"no kill moment within {PROCESS_DEADLINE_S} s:\n{log.read_text()[-3000:]}"
-        time.sleep(0.002)
-    time.sleep(delay_s)
-    assert process.poll() is None, f"training process ended by itself:\n{log.read_text()[-3000:]}"
-    process.kill()
-    process.wait()
+    finally:
+        process.kill()
+        process.wait()
 
 
 class RunChecker:
@@ -110,7 +114,7 @@ class RunChecker:
         assert all(i <= checkpoint["iteration"] + 1 for i in iterations)
         temps = _temp_files(folder)
         assert len(temps - self.temps) <= 1, f"more than the killed write left temp files: {temps}"
-        targets = [(tmp.parent, tmp.name[1:].split(".tmp")[0].rsplit(".", 1)[0]) for tmp in temps]
+        targets = [(tmp.parent, re.match(r"\.(.+)\.\w+\.tmp", tmp.name).group(1)) for tmp in temps]
         assert len(set(targets)) == len(targets), f"two temp files for one file: {temps}"
         self.temps = temps
         self.iteration, self.best_version = checkpoint["iteration"], checkpoint["best_player_version"]

@@ -240,3 +240,29 @@ def test_loggers_are_replaced_not_piled_up_and_capped(tmp_path, tiny_cfg):
     assert len(files) == 2
     assert sum(f.stat().st_size for f in files) <= 2 * 20_000 + 2_000
     loggers.disable_all()
+
+
+def test_resume_drops_metrics_rows_beyond_the_checkpoint_and_names_a_corrupt_metrics_file(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder)
+    funcs.train(1, cfg, progress=False, say=lambda _: None)
+    metrics = folder / "metrics.jsonl"
+    row = json.loads(metrics.read_text())
+    storage.append_line(metrics, json.dumps({**row, "iteration": 2}))  # as if killed before the checkpoint
+    funcs.openRun(cfg, say=lambda _: None)
+    assert [r["iteration"] for r in funcs.readMetrics(folder)] == [1]
+    storage.append_line(metrics, '{"iteration": 2, "loss": 0.')
+    with pytest.raises(storage.RunFileError, match=r"metrics\.jsonl line 2 is corrupt"):
+        funcs.openRun(cfg, say=lambda _: None)
+
+
+def test_a_missing_model_or_checkpoint_names_the_file(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder)
+    funcs.openRun(cfg, say=lambda _: None)
+    storage.model_path(folder, 1).unlink()
+    with pytest.raises(storage.RunFileError, match=r"version0001\.keras is missing.*best_player_version"):
+        funcs.openRun(cfg, say=lambda _: None)
+    (folder / "checkpoint.json").write_text("{not json")
+    with pytest.raises(storage.RunFileError, match=r"checkpoint\.json is corrupt"):
+        funcs.openRun(cfg, say=lambda _: None)
