@@ -243,12 +243,17 @@ class Agent:
         self.mcts.changeRoot(self.root)
 
     # -- learning --------------------------------------------------------------------
-    def replay(self, ltmemory) -> dict[str, float]:
+    def replay(self, ltmemory, progress: str | None = None) -> dict[str, float]:
         """Retrain the network on memory: TRAINING_LOOPS times, fit on BATCH_SIZE
-        positions sampled without replacement.  Returns the last loop's losses."""
+        positions sampled without replacement.  Returns the last loop's losses.
+        `progress`: the label of a progress bar over the loops (None: no bar)."""
         cfg = self.config
         memory = list(ltmemory)
-        for _ in range(cfg.TRAINING_LOOPS):
+        loops = range(cfg.TRAINING_LOOPS)
+        if progress is not None:
+            from tqdm.auto import tqdm
+            loops = tqdm(loops, desc=progress, leave=False)
+        for _ in loops:
             picks = self.rng.choice(len(memory), size=min(cfg.BATCH_SIZE, len(memory)), replace=False)
             minibatch = [memory[i] for i in picks]
             states, targets = self.model.trainingData(minibatch)

@@ -24,7 +24,6 @@ and `plotMetrics` for the rows a run appends to its metrics.jsonl.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import math
 from dataclasses import dataclass
@@ -57,17 +56,10 @@ def _solver():
 
 def solverBoard(state: GameState):
     """The bitbully Board of a position, built from its cells (a GameState keeps no move
-    history).  bitbully infers the player to move from the stone counts, so a
-    `playerTurn` that disagrees with them is refused rather than scored for the wrong
-    side."""
+    history; bitbully infers the player to move from the stone counts, which GameState
+    guarantees agree with `playerTurn`)."""
     from bitbully import Board
 
-    stones_first = int(np.count_nonzero(state.board == 1))
-    stones_second = int(np.count_nonzero(state.board == -1))
-    expected_turn = {0: 1, 1: -1}.get(stones_first - stones_second)
-    if expected_turn != state.playerTurn:
-        raise ValueError(f"position with {stones_first} first-player and {stones_second} second-player "
-                         f"stones cannot have playerTurn {state.playerTurn}")
     rows = np.where(state.board == -1, 2, state.board).reshape(6, 7)  # row 0 on top, as bitbully reads it
     return Board(rows.tolist())
 
@@ -305,7 +297,7 @@ def playReference(player, opponent, games: int, turns_until_tau0: int = 0,
     with `funcs.playMatches`; returns {'wins', 'draws', 'losses'} of `player`.
     Agents sample their moves from visit counts for the first `turns_until_tau0`
     turns of each game (0: always the most visited move)."""
-    import funcs
+    import funcs  # imported on use: funcs may import this module for its metrics
     import loggers
 
     if player.name == opponent.name or "drawn" in (player.name, opponent.name):
@@ -428,23 +420,6 @@ def rateVersions(run_folder, versions: Sequence[int], games_per_pair: int = 10, 
 
 
 # -- training progress ----------------------------------------------------------------------------------
-def readMetrics(run_folder) -> list[dict]:
-    """The rows of run_folder/metrics.jsonl; a missing file gives no rows, and lines
-    that are not whole JSON objects (a file being written) are skipped."""
-    path = Path(run_folder) / "metrics.jsonl"
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and isinstance(row.get("iteration"), int):
-            rows.append(row)
-    return rows
-
-
 def _series(rows: list[dict], read: Callable[[dict], float | None]) -> tuple[list[int], list[float]]:
     """(iterations, values) of the rows where `read` finds a value."""
     points = []
@@ -462,11 +437,14 @@ def plotMetrics(run_folder):
     """A figure of a run's progress from its metrics.jsonl: training losses, the
     tournament (wins of the current and the best network, promotions starred), the
     mistake rate on the benchmark positions with the best version, and memory size.
-    Rows missing a value leave a gap; safe to call while training appends rows.  The
+    Rows missing a value leave a gap; safe to call while training appends rows (each
+    append is atomic); a damaged file raises funcs.readMetrics' RunFileError.  The
     caller closes the figure (matplotlib.pyplot.close)."""
     import matplotlib.pyplot as plt
 
-    rows = readMetrics(run_folder)
+    import funcs
+
+    rows = funcs.readMetrics(run_folder)
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     (loss_ax, tourney_ax), (mistake_ax, memory_ax) = axes
     for key in ("loss", "value_loss", "policy_loss"):

@@ -279,6 +279,15 @@ class RunState:
         self.best_NN = best_NN
         self.current_NN = current_NN
         self.memory_iteration = memory_iteration
+        self._benchmark: list[GameState] | None = None
+
+    def benchmark(self) -> list[GameState]:
+        """The run's seeded set of EVAL_POSITIONS positions scored against perfect play
+        (generated once per session; the same for the same SEED)."""
+        if self._benchmark is None:
+            import evaluation
+            self._benchmark = evaluation.benchmarkPositions(self.cfg.EVAL_POSITIONS, self.cfg.SEED)
+        return self._benchmark
 
     def checkpoint(self) -> dict:
         return {"iteration": self.iteration, "best_player_version": self.best_player_version,
@@ -434,6 +443,20 @@ def _pruneMemorySnapshots(folder: Path, keep: int, current: int | None) -> None:
             old.unlink(missing_ok=True)
 
 
+def evaluateBest(run: RunState) -> dict[str, float]:
+    """Mistake rates of the best network on the run's benchmark set, against perfect
+    play: the raw network (argmax of its policy) and the agent (MCTS, EVAL_SIMS)."""
+    import evaluation
+
+    positions = run.benchmark()
+    network = evaluation.mistakeRate(positions, evaluation.networkChooser(run.best_NN)).rate
+    agent = evaluation.mistakeRate(positions, evaluation.agentChooser(run.best_NN, run.cfg, run.cfg.EVAL_SIMS,
+                                                                      run.cfg.SEED)).rate
+    lg.logger_main.info("mistake rate of version %d: network %.3f, agent %.3f", run.best_player_version,
+                        network, agent)
+    return {"network_mistake_rate": round(network, 4), "mistake_rate": round(agent, 4)}
+
+
 def trainIteration(run: RunState, progress: bool = True) -> dict:
     """One iteration: self-play -> retrain -> tournament -> promote; then save memory,
     checkpoint and a metrics row.  Returns the metrics row."""
@@ -455,10 +478,13 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
     run.memory.clear_stmemory()
     times["selfplay"] = time.perf_counter() - start
     row = {"iteration": iteration, "promoted": False, "trained": False, "loss": None, "value_loss": None,
-           "policy_loss": None, "scores": None, "sp_scores": None}
+           "policy_loss": None, "scores": None, "sp_scores": None, "mistake_rate": None,
+           "network_mistake_rate": None}
     if len(run.memory) >= cfg.MIN_MEMORY_SIZE:
         start = time.perf_counter()
-        row.update(current_player.replay(run.memory.ltmemory), trained=True)
+        row.update(current_player.replay(run.memory.ltmemory,
+                                         progress=f"iteration {iteration}: retraining" if progress else None),
+                   trained=True)
         times["retrain"] = time.perf_counter() - start
         logMemorySample(run.memory, current_player, lg.logger_memory)
         start = time.perf_counter()
@@ -473,6 +499,10 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
             run.best_NN.write("connect4", run.best_player_version)
             row["promoted"] = True
             lg.logger_main.info("promoted: best version is now %d", run.best_player_version)
+    if cfg.EVAL_POSITIONS > 0:
+        start = time.perf_counter()
+        row.update(evaluateBest(run))
+        times["evaluation"] = time.perf_counter() - start
     start = time.perf_counter()
     run.memory.save(storage.memory_path(run.folder, iteration))
     times["save"] = time.perf_counter() - start
@@ -514,6 +544,9 @@ def _summary(row: dict) -> str:
         text += (f", loss {row['loss']:.3f} (value {row['value_loss']:.3f}, policy {row['policy_loss']:.3f})"
                  f", tournament {row['scores']}, {'promoted' if row['promoted'] else 'not promoted'}")
     text += f", best version {row['best_player_version']}"
+    if row["mistake_rate"] is not None:
+        text += (f" (mistakes against perfect play: agent {row['mistake_rate']:.1%}, "
+                 f"network {row['network_mistake_rate']:.1%})")
     return text + ", " + ", ".join(f"{k} {v:.1f}s" for k, v in row["seconds"].items())
 
 

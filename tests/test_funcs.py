@@ -181,7 +181,14 @@ def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tin
     assert checkpoint == {"iteration": 1, "best_player_version": 1 + row["promoted"], "memory_iteration": 1}
     assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
     assert len(Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)) == row["memory_size"]
-    assert json.loads((folder / "metrics.jsonl").read_text().splitlines()[0])["iteration"] == 1
+    metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    assert metrics == [row]
+    for field in ("loss", "value_loss", "policy_loss", "mistake_rate", "network_mistake_rate"):
+        assert isinstance(row[field], float) and row[field] >= 0, field
+    assert row["mistake_rate"] <= 1 and row["network_mistake_rate"] <= 1
+    assert set(row["scores"]) == {"best_player", "current_player", "drawn"}
+    assert sum(row["scores"].values()) == cfg.EVAL_EPISODES
+    assert set(row["seconds"]) == {"selfplay", "retrain", "tournament", "evaluation", "save"}
     for name in ("main", "memory", "tourney", "mcts", "model"):
         assert (folder / "logs" / f"logger_{name}.log").stat().st_size > 0
     assert "search policy" in (folder / "logs" / "logger_memory.log").read_text()

@@ -1,0 +1,118 @@
+"""Mistake rates against perfect play on Pascal Pons' six standard position sets.
+
+Run: make pons   (or: .venv/bin/python benchmarks/pons.py [--version N] [--run-folder F]
+                  [--sims S] [--limit L] [--sets L1_R1 L2_R2 ...])
+
+For each set (stage of the game x difficulty), the share of positions where the move
+chosen is a mistake (its win / draw / loss outcome for the player to move is worse
+than the best available), for the raw network (highest policy logit among legal
+moves) and for the MCTS agent (S simulations, no noise, most visited move), beside
+the published figures of AlphaZero.jl's trained MCTS player and a depth-5 minimax.
+The network is version N of the run folder (0, the default: an untrained network
+built from that run's config, or the default config when the folder holds no run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import keras  # noqa: E402
+
+import evaluation  # noqa: E402
+import funcs  # noqa: E402
+import storage  # noqa: E402
+from config import DEFAULT, PROJECT_ROOT, ConfigError  # noqa: E402
+from game import Game  # noqa: E402
+
+PONS_FOLDER = PROJECT_ROOT.parent / "shared" / "pons"
+
+# file -> (stage, difficulty, AlphaZero.jl MCTS mistake %, depth-5 minimax mistake %)
+PONS_SETS = {
+    "Test_L3_R1": ("end", "easy", 0.0, 1.4),
+    "Test_L2_R1": ("middle", "easy", 0.0, 0.7),
+    "Test_L2_R2": ("middle", "medium", 2.5, 9.2),
+    "Test_L1_R1": ("begin", "easy", 0.0, 1.7),
+    "Test_L1_R2": ("begin", "medium", 2.0, 7.3),
+    "Test_L1_R3": ("begin", "hard", 7.0, 23.5),
+}
+
+
+def setName(name: str) -> str:
+    """'L1_R2' or 'Test_L1_R2' -> 'Test_L1_R2'; unknown names are refused."""
+    full = name if name.startswith("Test_") else f"Test_{name}"
+    if full not in PONS_SETS:
+        raise argparse.ArgumentTypeError(f"unknown set {name!r}; sets: {', '.join(PONS_SETS)}")
+    return full
+
+
+def evaluateSets(model, cfg, sims: int, sets: list[str], limit: int | None, folder: Path) -> list[dict]:
+    """One row per set: positions scored, mistake rates (%) of the network and of the
+    agent, the reference figures, seconds taken."""
+    rows = []
+    for name in sets:
+        start = time.perf_counter()
+        states = [state for state, _ in evaluation.loadPonsSet(folder / name, limit)]
+        network = evaluation.mistakeRate(states, evaluation.networkChooser(model))
+        agent = evaluation.mistakeRate(states, evaluation.agentChooser(model, cfg, sims))
+        stage, difficulty, reference, minimax = PONS_SETS[name]
+        rows.append({"set": name, "stage": stage, "difficulty": difficulty, "positions": len(states),
+                     "network": 100 * network.rate, "agent": 100 * agent.rate, "reference": reference,
+                     "minimax": minimax, "seconds": time.perf_counter() - start})
+    return rows
+
+
+def formatTable(rows: list[dict], sims: int) -> str:
+    header = (f"{'set':<11} {'stage':<7} {'difficulty':<10} {'positions':>9} {'network %':>9} "
+              f"{f'agent({sims}) %':>13} {'ref MCTS %':>10} {'minimax5 %':>10} {'seconds':>8}")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        lines.append(f"{r['set']:<11} {r['stage']:<7} {r['difficulty']:<10} {r['positions']:>9} "
+                     f"{r['network']:>9.1f} {r['agent']:>13.1f} {r['reference']:>10.1f} {r['minimax']:>10.1f} "
+                     f"{r['seconds']:>8.1f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run-folder", type=Path, default=DEFAULT.path("RUN_FOLDER"),
+                        help="run folder holding config.json and models/ (default: the live run)")
+    parser.add_argument("--version", type=int, default=0,
+                        help="saved network version to evaluate (0: an untrained network)")
+    parser.add_argument("--sims", type=int, default=None,
+                        help="MCTS simulations of the agent (default: the run's EVAL_SIMS)")
+    parser.add_argument("--limit", type=int, default=100, help="positions per set (default 100; 0: all)")
+    parser.add_argument("--sets", type=setName, nargs="+", default=list(PONS_SETS),
+                        help="sets to score, e.g. L1_R1 L2_R2 (default: all six)")
+    parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
+                        help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
+    args = parser.parse_args(argv)
+    if args.version < 0:
+        parser.error("--version must be 0 (untrained) or a saved version number")
+    if args.sims is not None and args.sims < 1:
+        parser.error("--sims must be at least 1")
+    if args.limit < 0:
+        parser.error("--limit must be 0 (all positions) or more")
+    missing = [name for name in args.sets if not (args.pons_folder / name).is_file()]
+    if missing:
+        parser.error(f"{args.pons_folder} lacks the set files {missing}")
+    try:
+        cfg = funcs.runConfig(args.run_folder, DEFAULT)
+        sims = args.sims or cfg.EVAL_SIMS
+        keras.utils.set_random_seed(cfg.SEED)
+        player = funcs.versionPlayer("evaluated", Game(), cfg, args.run_folder, args.version, mcts_simulations=sims)
+    except (ConfigError, storage.RunFileError) as exc:
+        parser.error(str(exc))
+    what = "untrained network" if args.version == 0 else f"version {args.version} of {args.run_folder}"
+    print(f"Pons benchmark: {what}, agent with {sims} simulations, up to {args.limit or 'all'} positions per set")
+    rows = evaluateSets(player.model, cfg, sims, args.sets, args.limit or None, args.pons_folder)
+    print(formatTable(rows, sims))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
