@@ -3,7 +3,7 @@
 A move's search is written as a generator, `Agent.actSteps`: it yields every leaf
 position that needs the network and is resumed with that position's
 (value, probabilities).  `Agent.act` answers each request at once (one game, one
-position per network call); `funcs.playMatches` drives many games' generators in
+position per network call); `runTogether` drives many games' generators in
 lockstep and answers all their requests with one batched call.  Both run exactly the
 same search.
 """
@@ -11,6 +11,7 @@ same search.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from typing import Callable, Generator
 
 import numpy as np
@@ -44,6 +45,37 @@ def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[E
             request = steps.send(evaluate([request])[0])
     except StopIteration as stop:
         return stop.value
+
+
+def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"]) -> list:
+    """Drive many search generators in lockstep; returns each generator's result.
+
+    At every step each generator waiting for an evaluation has one pending leaf; the
+    leaves are grouped by network (`playerOf(i).model`, the player whose search
+    generator i runs now) and each group is evaluated in ONE batched call, then every
+    generator resumes until its next request.  Each generator's search is exactly the
+    sequential one: only the network calls are shared."""
+    results: list = [None] * len(searches)
+    pending: dict[int, GameState] = {}
+
+    def resume(i: int, evaluation) -> None:
+        try:
+            pending[i] = next(searches[i]) if evaluation is None else searches[i].send(evaluation)
+        except StopIteration as stop:
+            pending.pop(i, None)
+            results[i] = stop.value
+
+    for i in range(len(searches)):
+        resume(i, None)
+    while pending:
+        groups: dict[int, list[int]] = defaultdict(list)
+        for i in pending:
+            groups[id(playerOf(i).model)].append(i)
+        for group in groups.values():
+            evaluations = playerOf(group[0]).evaluateStates([pending[i] for i in group])
+            for i, evaluation in zip(group, evaluations):
+                resume(i, evaluation)
+    return results
 
 
 class User:

@@ -32,7 +32,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from agent import Agent, SearchSteps
+from agent import Agent, SearchSteps, runTogether
 from config import DEFAULT, Config
 from game import CELLS, Game, GameState
 from MCTS import MCTS, Node
@@ -126,28 +126,6 @@ def networkChooser(model) -> Chooser:
     return choose
 
 
-def _searchTogether(searches: list[SearchSteps], evaluate) -> list[tuple]:
-    """Run search generators in lockstep: every step, all pending leaf requests are
-    evaluated in one `evaluate` call.  Returns each generator's result."""
-    results: list[tuple | None] = [None] * len(searches)
-    pending: dict[int, GameState] = {}
-
-    def resume(i: int, evaluation) -> None:
-        try:
-            pending[i] = next(searches[i]) if evaluation is None else searches[i].send(evaluation)
-        except StopIteration as stop:
-            pending.pop(i, None)
-            results[i] = stop.value
-
-    for i in range(len(searches)):
-        resume(i, None)
-    while pending:
-        waiting = list(pending)
-        for i, evaluation in zip(waiting, evaluate([pending[i] for i in waiting])):
-            resume(i, evaluation)
-    return results
-
-
 def agentChooser(model, cfg: Config, sims: int, seed: int = 0) -> Chooser:
     """The AlphaZero agent's move: MCTS with `sims` simulations guided by `model`, no
     root noise, the most visited move (tau=0).  Each position gets a fresh agent (own
@@ -159,7 +137,7 @@ def agentChooser(model, cfg: Config, sims: int, seed: int = 0) -> Chooser:
         agents = [Agent(f"eval{i}", env.state_size, env.action_size, sims, cfg.CPUCT, model, cfg,
                         seed=seed + i) for i in range(len(states))]
         searches = [agent.actSteps(state, 0, noise=False) for agent, state in zip(agents, states)]
-        return [result[0] for result in _searchTogether(searches, agents[0].evaluateStates)]
+        return [result[0] for result in runTogether(searches, agents.__getitem__)]
     return choose
 
 

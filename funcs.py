@@ -1,8 +1,8 @@
 """Playing matches and the training loop.
 
-`playMatches` plays all its episodes at once, in lockstep: every live game's search
-runs to its next leaf, all leaves that need the same network are evaluated in one
-batched call, then every game resumes.  Within a game the search is exactly the
+`playMatches` plays all its episodes at once, in lockstep (`agent.runTogether`): every
+live game's search runs to its next leaf, all leaves that need the same network are
+evaluated in one batched call, then every game resumes.  Within a game the search is exactly the
 sequential one (`Agent.actSteps` is the same code `Agent.act` runs); only the
 network calls are shared.
 
@@ -16,14 +16,13 @@ import json
 import logging
 import shutil
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 import loggers as lg
 import storage
-from agent import Agent, Resign, User
+from agent import Agent, Resign, User, runTogether
 from config import DEFAULT, Config
 from game import Game, GameState, columnOf
 from memory import Memory
@@ -44,10 +43,10 @@ def _progress(total: int, desc: str | None):
 
 
 class Episode:
-    """One game of a match in progress.
+    """One game of a match.
 
     `players` maps playerTurn (1: moves first, -1: second) to the seat's player;
-    `request` is the leaf position whose evaluation the current search awaits."""
+    `play()` is the whole game as a search generator (see `agent.runTogether`)."""
 
     def __init__(self, index: int, players: dict, names: dict, turns_until_tau0: int, noise: bool,
                  collect: Memory | None, logger: logging.Logger):
@@ -62,42 +61,28 @@ class Episode:
         self.turn = 0
         self.done = False
         self.value = 0
-        self.request: GameState | None = None
-        self.steps = None
 
     @property
     def player(self):
+        """The player to move (whose network answers the game's pending request)."""
         return self.players[self.state.playerTurn]
 
-    def start(self) -> None:
+    def play(self):
+        """Play the game to its end: yields every leaf position the searches need
+        evaluated; a resignation ends the game as a loss for the player to move."""
         if self.logger.isEnabledFor(_INFO):
             self.logger.info("====================")
             self.logger.info("EPISODE %d: %s (X) vs %s (O)", self.index + 1, self.names[1], self.names[-1])
-        self._startMove()
-        self.advance(None)
-
-    def _startMove(self) -> None:
-        tau = 1 if self.turn < self.turns_until_tau0 else 0
-        self.steps = self.player.actSteps(self.state, tau, self.noise)
-
-    def advance(self, evaluation) -> None:
-        """Resume the search with `evaluation` (None to start it) and run until it needs
-        the next evaluation or the game ends; finished moves are played on the way."""
-        while True:
+        while not self.done:
+            tau = 1 if self.turn < self.turns_until_tau0 else 0
             try:
-                self.request = next(self.steps) if evaluation is None else self.steps.send(evaluation)
-                return
-            except StopIteration as stop:
-                self._playMove(*stop.value)
+                move = yield from self.player.actSteps(self.state, tau, self.noise)
             except Resign:
-                self.done, self.value = True, -1  # the player to move gives the game up
+                self.done, self.value = True, -1
                 if self.logger.isEnabledFor(_INFO):
                     self.logger.info("%s resigns", self.names[self.state.playerTurn])
-            if self.done:
-                self.request = None
                 return
-            self._startMove()
-            evaluation = None
+            self._playMove(*move)
 
     def _playMove(self, action, pi, mcts_value, nn_value) -> None:
         state = self.state
@@ -178,12 +163,7 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     batches = [[e] for e in episodes] if humans else [episodes]
     try:
         for batch in batches:
-            for episode in batch:
-                episode.start()
-            live = [e for e in batch if not e.done]
-            while live:
-                _evaluateTogether(live)
-                live = [e for e in live if not e.done]
+            runTogether([episode.play() for episode in batch], lambda i, batch=batch: batch[i].player)
             for episode in batch:
                 _score(episode, scores, sp_scores, points, memory)
                 if bar is not None:
@@ -192,18 +172,6 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
         if bar is not None:
             bar.close()
     return scores, memory, points, sp_scores
-
-
-def _evaluateTogether(live: list[Episode]) -> None:
-    """One lockstep step: the pending leaves of all live games, one network call per
-    distinct network, then every game resumes with its evaluation."""
-    by_model = defaultdict(list)
-    for episode in live:
-        by_model[id(episode.player.model)].append(episode)
-    for group in by_model.values():
-        evaluations = group[0].player.evaluateStates([e.request for e in group])
-        for episode, evaluation in zip(group, evaluations):
-            episode.advance(evaluation)
 
 
 def _score(episode: Episode, scores, sp_scores, points, memory: Memory | None) -> None:
