@@ -104,16 +104,27 @@ class MistakeRate:
         return self.mistakes / self.positions
 
 
-def mistakeRate(positions: Sequence[GameState], choose: Chooser) -> MistakeRate:
-    """Let `choose` answer every position (one batched call) and count its mistakes."""
+def mistakeRate(positions: Sequence[GameState], choose: Chooser, progress: str | None = None,
+                chunk: int = 50) -> MistakeRate:
+    """Let `choose` answer the positions (one batched call per `chunk` positions) and
+    count its mistakes.  `progress`: the label of a progress bar (None: no bar)."""
     positions = list(positions)
     if not positions:
         raise ValueError("mistakeRate needs at least one position")
+    starts = range(0, len(positions), chunk)
+    if progress is not None:
+        from tqdm.auto import tqdm
+        starts = tqdm(starts, desc=progress, leave=False)
+    actions = [action for start in starts for action in _answers(choose, positions[start:start + chunk])]
+    return MistakeRate(sum(isMistake(state, action) for state, action in zip(positions, actions)),
+                       len(positions))
+
+
+def _answers(choose: Chooser, positions: list[GameState]) -> list[int]:
     actions = choose(positions)
     if len(actions) != len(positions):
         raise ValueError(f"the chooser answered {len(actions)} of {len(positions)} positions")
-    return MistakeRate(sum(isMistake(state, action) for state, action in zip(positions, actions)),
-                       len(positions))
+    return actions
 
 
 # -- choosers: the raw network and the searching agent -------------------------------------

@@ -411,7 +411,7 @@ def _pruneMemorySnapshots(folder: Path, keep: int, current: int | None) -> None:
             old.unlink(missing_ok=True)
 
 
-def evaluateBest(run: RunState) -> dict[str, float]:
+def evaluateBest(run: RunState, progress: str | None = None) -> dict[str, float]:
     """Mistake rates of the best network on the run's benchmark set, against perfect
     play: the raw network (argmax of its policy) and the agent (MCTS, EVAL_SIMS)."""
     import evaluation
@@ -419,7 +419,7 @@ def evaluateBest(run: RunState) -> dict[str, float]:
     positions = run.benchmark()
     network = evaluation.mistakeRate(positions, evaluation.networkChooser(run.best_NN)).rate
     agent = evaluation.mistakeRate(positions, evaluation.agentChooser(run.best_NN, run.cfg, run.cfg.EVAL_SIMS,
-                                                                      run.cfg.SEED)).rate
+                                                                      run.cfg.SEED), progress).rate
     lg.logger_main.info("mistake rate of version %d: network %.3f, agent %.3f", run.best_player_version,
                         network, agent)
     return {"network_mistake_rate": round(network, 4), "mistake_rate": round(agent, 4)}
@@ -469,7 +469,7 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
             lg.logger_main.info("promoted: best version is now %d", run.best_player_version)
     if cfg.EVAL_POSITIONS > 0:
         start = time.perf_counter()
-        row.update(evaluateBest(run))
+        row.update(evaluateBest(run, f"iteration {iteration}: evaluation" if progress else None))
         times["evaluation"] = time.perf_counter() - start
     start = time.perf_counter()
     run.memory.save(storage.memory_path(run.folder, iteration))

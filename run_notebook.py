@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 
 class StreamingClient(NotebookClient):
@@ -30,16 +30,19 @@ class StreamingClient(NotebookClient):
         return super().process_message(msg, cell, cell_index)
 
 
-def runNotebook(path: Path, output: Path | None, timeout: int | None = None) -> None:
+def runNotebook(path: Path, output: Path, timeout: int | None = None) -> None:
+    """Execute the notebook at `path` and save it, with its outputs, to `output`.  What
+    the kernel process itself writes to stderr (TensorFlow's start-up chatter, a
+    crash report) goes to `output` with the suffix .kernel.log."""
     notebook = nbformat.read(path, as_version=4)
     client = StreamingClient(notebook, timeout=timeout, kernel_name="python3",
                              resources={"metadata": {"path": str(path.resolve().parent)}})
+    output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        client.execute()
+        with open(output.with_suffix(".kernel.log"), "w") as kernel_log:
+            client.execute(stderr=kernel_log)
     finally:
-        if output is not None:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(notebook, output)
+        nbformat.write(notebook, output)
 
 
 def main() -> int:
@@ -52,6 +55,10 @@ def main() -> int:
         runNotebook(args.notebook, args.output)
     except CellExecutionError as error:
         print(f"\nA notebook cell failed (the executed notebook is in {args.output}):\n{error}", file=sys.stderr)
+        return 1
+    except DeadKernelError as error:
+        print(f"\nThe notebook's kernel died ({error}); its last words are in "
+              f"{args.output.with_suffix('.kernel.log')}.", file=sys.stderr)
         return 1
     print(f"\nDone; the executed notebook is in {args.output}.")
     return 0

@@ -112,6 +112,20 @@ def test_mistake_rate_counts_over_mixed_positions():
     assert result.rate == pytest.approx(2 / 3)
 
 
+def test_mistake_rate_in_chunks_with_a_progress_bar_equals_one_batch(tiny_model, capsys):
+    positions = evaluation.benchmarkPositions(12, seed=3)
+    calls = []
+
+    def choose(states):
+        calls.append(len(states))
+        return evaluation.networkChooser(tiny_model)(states)
+    whole = evaluation.mistakeRate(positions, choose, chunk=100)
+    chunked = evaluation.mistakeRate(positions, choose, progress="evaluation", chunk=5)
+    assert chunked == whole
+    assert calls == [12, 5, 5, 2]
+    assert "evaluation" in capsys.readouterr().err
+
+
 def test_mistake_rate_refuses_a_chooser_that_skips_positions():
     with pytest.raises(ValueError, match="answered 0 of 1"):
         evaluation.mistakeRate([GameState.initial()], lambda states: [])
