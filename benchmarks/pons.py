@@ -81,8 +81,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-folder", type=Path, default=DEFAULT.path("RUN_FOLDER"),
                         help="run folder holding config.json and models/ (default: the live run)")
-    parser.add_argument("--version", type=int, default=0,
-                        help="saved network version to evaluate (0: an untrained network)")
+    parser.add_argument("--version", type=int, default=None,
+                        help="saved network version to evaluate (default: the run's best version, or an "
+                             "untrained network when the folder holds no run; 0: an untrained network)")
     parser.add_argument("--sims", type=int, default=None,
                         help="MCTS simulations of the agent (default: the run's EVAL_SIMS)")
     parser.add_argument("--limit", type=int, default=100, help="positions per set (default 100; 0: all)")
@@ -91,6 +92,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
                         help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
     args = parser.parse_args(argv)
+    if args.version is None:
+        has_run = (args.run_folder / "checkpoint.json").exists()
+        args.version = funcs.readCheckpoint(args.run_folder)["best_player_version"] if has_run else 0
     if args.version < 0:
         parser.error("--version must be 0 (untrained) or a saved version number")
     if args.sims is not None and args.sims < 1:
