@@ -95,15 +95,28 @@ class User:
         self.output_fn = output_fn
 
     def act(self, state: GameState, tau: float):
-        """Returns (action, pi, value, NN_value) like `Agent.act`; pi is one-hot."""
+        """Show the board, ask for a column; returns (action, pi, value, NN_value) like
+        `Agent.act`, pi one-hot, no values."""
+        self.output_fn(state.text())
         action = askForColumn(state, self.input_fn, self.output_fn)
-        pi = np.zeros(self.action_size)
-        pi[action] = 1
-        return action, pi, None, None
+        return action, oneHot(action, self.action_size), None, None
 
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
-        """A human needs no network: the generator finishes without a request."""
-        return (yield from ()) or self.act(state, tau)
+        """A human needs no network: the search finishes without a request."""
+        return searchWithoutNetwork(self.act, state, tau)
+
+
+def oneHot(action: int, size: int) -> np.ndarray:
+    pi = np.zeros(size)
+    pi[action] = 1
+    return pi
+
+
+def searchWithoutNetwork(act, state: GameState, tau: float) -> SearchSteps:
+    """A search generator for a player that needs no network (a human, a reference
+    opponent): it asks for nothing and returns act(state, tau)."""
+    yield from ()
+    return act(state, tau)
 
 
 class Resign(Exception):

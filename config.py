@@ -1,12 +1,12 @@
 """Configuration of a training run, with the tutorial's names and defaults.
 
-Every value lives in one typed, validated dataclass, `Config`.  The module also
-exposes each default under its tutorial name (``config.EPISODES``, ``config.MCTS_SIMS``
-...) so code written against the tutorial still reads naturally.
-
-Everything a run builds (networks, agents, memory, loggers) is built from a `Config`
-instance passed in explicitly, never from this module's globals: a resumed run is
-built from the config archived in its own run folder (``config.json``).
+Every value lives in one typed, validated dataclass, `Config`, under the tutorial's
+names (``EPISODES``, ``MCTS_SIMS`` ...); `DEFAULT` holds the defaults.  The tutorial
+read module globals (``config.EPISODES``); here everything a run builds (networks,
+agents, memory, loggers) is built from a `Config` instance passed in explicitly, so a
+resumed run is built from the config archived in its own run folder
+(``config.json``), and a change is made with ``cfg.replace(MCTS_SIMS=100)``, which
+validates it.
 """
 
 from __future__ import annotations
@@ -108,11 +108,11 @@ class Config:
     """Where finished runs are archived: ``<archive>/connect4/runNNNN/``."""
     LOGGERS: dict = field(default_factory=_default_loggers)
     """Which log files are written: main, memory, tourney, mcts, model."""
-    LOG_MAX_BYTES: int = 5_000_000
-    """Size at which a log file is rotated."""
+    LOG_MAX_BYTES: int = 50_000_000
+    """Cap on the total size of the run's logs: each of the five logs rotates at
+    LOG_MAX_BYTES / (5 * (LOG_BACKUP_COUNT + 1)) bytes."""
     LOG_BACKUP_COUNT: int = 2
-    """Rotated copies kept per log: a log never takes more than
-    LOG_MAX_BYTES * (LOG_BACKUP_COUNT + 1) bytes."""
+    """Rotated copies kept per log."""
     MEMORY_SNAPSHOTS_KEPT: int = 3
     """Memory snapshots kept in the run folder (older ones are deleted)."""
 
@@ -236,6 +236,3 @@ class Config:
 
 
 DEFAULT = Config()
-
-# The tutorial's module-level names, for code and readers that expect ``config.X``.
-globals().update(DEFAULT.as_dict())

@@ -32,7 +32,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from agent import Agent, SearchSteps, runTogether
+from agent import Agent, SearchSteps, oneHot, runTogether, searchWithoutNetwork
 from config import DEFAULT, Config
 from game import CELLS, Game, GameState
 from MCTS import MCTS, Node
@@ -50,7 +50,8 @@ def _solver():
         from bitbully import BitBully
     except ImportError:
         raise ImportError("scoring against perfect play needs the bitbully and bitbully-databases "
-                          "packages: pip install '.[evaluation]' (or set EVAL_POSITIONS=0)") from None
+                          "packages, which the project installs (make test or make train set up .venv); "
+                          "or set EVAL_POSITIONS=0") from None
     return BitBully()
 
 
@@ -217,12 +218,10 @@ class ReferencePlayer:
         """(action, pi, value, NN_value) like `Agent.act`: pi one-hot, no values.  `tau`
         is ignored: the player's own rule decides."""
         action = self.chooseAction(state)
-        pi = np.zeros(CELLS)
-        pi[action] = 1
-        return action, pi, None, None
+        return action, oneHot(action, CELLS), None, None
 
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
-        return (yield from ()) or self.act(state, tau)
+        return searchWithoutNetwork(self.act, state, tau)
 
 
 class RandomPlayer(ReferencePlayer):

@@ -46,7 +46,9 @@ class Episode:
     """One game of a match.
 
     `players` maps playerTurn (1: moves first, -1: second) to the seat's player;
-    `play()` is the whole game as a search generator (see `agent.runTogether`)."""
+    `play()` is the whole game as a search generator (see `agent.runTogether`).
+    Once `done`, `value` is the result for the player to move in `state` (-1: they
+    lost, or resigned; 0: a draw)."""
 
     def __init__(self, index: int, players: dict, names: dict, turns_until_tau0: int, noise: bool,
                  collect: Memory | None, logger: logging.Logger):
@@ -161,13 +163,16 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     bar = _progress(EPISODES, progress)
     # A human plays one game at a time; agents play every game at once.
     batches = [[e] for e in episodes] if humans else [episodes]
+    def played(episode: Episode):
+        yield from episode.play()
+        if bar is not None:
+            bar.update(1)
+
     try:
         for batch in batches:
-            runTogether([episode.play() for episode in batch], lambda i, batch=batch: batch[i].player)
+            runTogether([played(episode) for episode in batch], lambda i, batch=batch: batch[i].player)
             for episode in batch:
                 _score(episode, scores, sp_scores, points, memory)
-                if bar is not None:
-                    bar.update(1)
     finally:
         if bar is not None:
             bar.close()
@@ -206,6 +211,8 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int, i
     network, n the saved network models/version000n.keras."""
     from model import Residual_CNN
 
+    if version < -1:
+        raise ValueError(f"version must be -1 (a human), 0 (an untrained network) or a saved version, got {version}")
     if version == -1:
         return User(name, env.state_size, env.action_size, input_fn, output_fn)
     network = Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, run_folder)
@@ -288,24 +295,27 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
             initial_memory_version: int | None = None, say=print) -> RunState:
     """Resume the run in the run folder, start one from an archived run, or start anew.
 
-    A run folder that holds a run is always resumed with its own config.json (a
-    different `cfg` is reported and ignored).  Otherwise, with `initial_run`, the
-    archived run's config, model version and memory start the new run; else a new run
-    starts from an untrained network saved as version 1."""
-    import keras
-
+    A run folder with a checkpoint is always resumed with its own config.json (a
+    different `cfg` is reported and ignored).  Otherwise (nothing started, or a start
+    cut short, which is redone) with `initial_run` the archived run's config, model
+    version and memory start the new run; else a new run starts from an untrained
+    network saved as version 1."""
     cfg = cfg or DEFAULT
     folder = cfg.path("RUN_FOLDER")
-    if (folder / "config.json").exists():
+    if (folder / "checkpoint.json").exists():
         run_cfg = Config.from_json_file(folder / "config.json")
         if run_cfg.replace(RUN_FOLDER=cfg.RUN_FOLDER) != cfg:
             say(f"{folder} already holds a run: resuming it with its own config.json "
                 "(move the folder away to start a new run with another config).")
-        cfg = run_cfg.replace(RUN_FOLDER=str(folder))
-        if (folder / "checkpoint.json").exists():
-            return _resume(folder, cfg, say)
-    elif initial_run is not None:
+        return _resume(folder, run_cfg.replace(RUN_FOLDER=str(folder)), say)
+    if initial_run is not None:
         return _startFromArchive(folder, cfg, initial_run, initial_model_version, initial_memory_version, say)
+    return _startNew(folder, cfg, say)
+
+
+def _startNew(folder: Path, cfg: Config, say) -> RunState:
+    import keras
+
     keras.utils.set_random_seed(cfg.SEED)
     best_NN, current_NN = _networks(cfg, folder)
     current_NN.setWeightsFrom(best_NN.model)
@@ -317,21 +327,59 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
     return run
 
 
+def savedVersions(folder) -> list[int]:
+    """Version numbers of the networks saved in a run folder, ascending."""
+    return sorted(int(p.stem[len("version"):]) for p in (Path(folder) / "models").glob("version[0-9]*.keras"))
+
+
 def _resume(folder: Path, cfg: Config, say) -> RunState:
     checkpoint = readCheckpoint(folder)
     best_NN, current_NN = _networks(cfg, folder)
-    best = storage.load_model(storage.model_path(folder, checkpoint["best_player_version"]),
-                              way_out=f"fix checkpoint.json's best_player_version to an intact models/ file")
+    version = checkpoint["best_player_version"]
+    best = storage.load_model(storage.model_path(folder, version), way_out=(
+        f"set best_player_version in {folder / 'checkpoint.json'} to an intact saved version "
+        f"(saved: {', '.join(map(str, savedVersions(folder))) or 'none'})"))
     best_NN.setWeightsFrom(best)
-    current_NN.setWeightsFrom(best)
-    memory = Memory(cfg.MEMORY_SIZE)
-    if checkpoint["memory_iteration"] is not None:
-        memory = Memory.load(storage.memory_path(folder, checkpoint["memory_iteration"]), cfg.MEMORY_SIZE)
+    current_NN.setWeightsFrom(_currentNetwork(folder, best, say))
+    memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     _dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
-        f"{checkpoint['best_player_version']}, {len(memory)} positions in memory.")
-    return RunState(folder, cfg, checkpoint["iteration"], checkpoint["best_player_version"], memory,
-                    best_NN, current_NN, checkpoint["memory_iteration"])
+        f"{version}, {len(memory)} positions in memory.")
+    return RunState(folder, cfg, checkpoint["iteration"], version, memory, best_NN, current_NN, memory_iteration)
+
+
+def _currentNetwork(folder: Path, best, say):
+    """The current network as last saved (models/current.keras), else the best one."""
+    path = folder / "models" / "current.keras"
+    if not path.exists():
+        return best
+    try:
+        return storage.load_model(path)
+    except storage.RunFileError as error:
+        say(f"{error}\nThe current network restarts from the best version.")
+        return best
+
+
+def _resumeMemory(folder: Path, cfg: Config, iteration: int | None, say) -> tuple[Memory, int | None]:
+    """The memory snapshot the checkpoint names, or, if it is damaged, the newest
+    intact older one (said aloud).  Raises RunFileError when none is intact."""
+    if iteration is None:
+        return Memory(cfg.MEMORY_SIZE), None
+    candidates = [iteration] + sorted((int(p.stem[len("memory"):]) for p in (folder / "memory").glob("memory*.npz")
+                                       if int(p.stem[len("memory"):]) < iteration), reverse=True)
+    problems = []
+    for candidate in candidates:
+        try:
+            memory = Memory.load(storage.memory_path(folder, candidate), cfg.MEMORY_SIZE)
+        except storage.RunFileError as error:
+            problems.append(str(error).split(";")[0])
+            continue
+        if problems:
+            say("; ".join(problems) + f". Resuming with the older memory snapshot of iteration {candidate}.")
+        return memory, candidate
+    raise storage.RunFileError("no intact memory snapshot in " + str(folder / "memory") + ": " + "; ".join(problems)
+                               + f". To resume with an empty memory, set memory_iteration to null in "
+                               f"{folder / 'checkpoint.json'}.")
 
 
 def _startFromArchive(folder: Path, cfg: Config, run_number: int, model_version, memory_version, say) -> RunState:
@@ -382,8 +430,13 @@ def readMetrics(folder) -> list[dict]:
     path = Path(folder) / "metrics.jsonl"
     if not path.exists():
         return []
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise storage.RunFileError(f"metrics file {path} is corrupt ({exc}); delete it (metrics are a "
+                                   "record only, training does not read them)") from None
     rows = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -443,7 +496,6 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
     start = time.perf_counter()
     playMatches(best_player, best_player, cfg.EPISODES, lg.logger_main, cfg.TURNS_UNTIL_TAU0, run.memory,
                 progress=f"iteration {iteration}: self-play" if progress else None)
-    run.memory.clear_stmemory()
     times["selfplay"] = time.perf_counter() - start
     row = {"iteration": iteration, "promoted": False, "trained": False, "loss": None, "value_loss": None,
            "policy_loss": None, "scores": None, "sp_scores": None, "mistake_rate": None,
@@ -453,6 +505,7 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
         row.update(current_player.replay(run.memory.ltmemory,
                                          progress=f"iteration {iteration}: retraining" if progress else None),
                    trained=True)
+        storage.save_model(run.current_NN.model, run.folder / "models" / "current.keras")
         times["retrain"] = time.perf_counter() - start
         logMemorySample(run.memory, current_player, lg.logger_memory)
         start = time.perf_counter()
@@ -465,6 +518,9 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
             run.best_player_version += 1
             run.best_NN.setWeightsFrom(run.current_NN.model)
             run.best_NN.write("connect4", run.best_player_version)
+            # The promotion is checkpointed at once: a kill later in the iteration
+            # then redoes the iteration with the new best version, which is never lost.
+            storage.write_json(run.folder / "checkpoint.json", run.checkpoint())
             row["promoted"] = True
             lg.logger_main.info("promoted: best version is now %d", run.best_player_version)
     if cfg.EVAL_POSITIONS > 0:
@@ -490,19 +546,22 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
           initial_memory_version: int | None = None) -> list[dict]:
     """Run the training loop for `iterations` iterations (None: until interrupted).
 
-    Resumes the run in cfg.RUN_FOLDER if there is one (see `openRun`).  An interrupt
-    (KeyboardInterrupt) stops between saves: the run resumes from the last finished
-    iteration.  Returns the metrics rows of the iterations run."""
-    run = openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)
-    lg.setup_loggers(run.folder, run.cfg)
-    rows = []
-    try:
-        while iterations is None or len(rows) < iterations:
-            row = trainIteration(run, progress)
-            rows.append(row)
-            say(_summary(row))
-    except KeyboardInterrupt:
-        say(f"Interrupted: {run.iteration} iterations are saved; training again resumes from there.")
+    Resumes the run in cfg.RUN_FOLDER if there is one (see `openRun`); the run folder
+    is locked meanwhile, so a second trainer on it is refused.  An interrupt
+    (KeyboardInterrupt) is reported and passed on: the run resumes from the last
+    finished iteration.  Returns the metrics rows of the iterations run."""
+    with storage.runLock((cfg or DEFAULT).path("RUN_FOLDER")):
+        run = openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)
+        lg.setup_loggers(run.folder, run.cfg)
+        rows = []
+        try:
+            while iterations is None or len(rows) < iterations:
+                row = trainIteration(run, progress)
+                rows.append(row)
+                say(_summary(row))
+        except KeyboardInterrupt:
+            say(f"Interrupted: {run.iteration} iterations are saved; training again resumes from there.")
+            raise
     return rows
 
 
@@ -520,7 +579,8 @@ def _summary(row: dict) -> str:
 
 def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path:
     """Copy the live run folder to run_archive/connect4/runNNNN (next free number by
-    default), from where initialise.py can start a new run."""
+    default), from where initialise.py can start a new run.  The copy is made under a
+    temporary name and renamed when complete; training must not run meanwhile."""
     cfg = cfg or DEFAULT
     archive_root = cfg.path("RUN_ARCHIVE_FOLDER") / "connect4"
     if run_number is None:
@@ -529,5 +589,9 @@ def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path
     target = storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), "connect4", run_number)
     if target.exists():
         raise FileExistsError(f"{target} already exists: choose another run number")
-    shutil.copytree(cfg.path("RUN_FOLDER"), target)
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    with storage.runLock(cfg.path("RUN_FOLDER")):
+        shutil.copytree(cfg.path("RUN_FOLDER"), partial, ignore=shutil.ignore_patterns(storage.LOCK_NAME))
+    partial.rename(target)
     return target

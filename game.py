@@ -14,6 +14,8 @@ This module is the project's one implementation of the rules.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 ROWS, COLUMNS = 6, 7
@@ -211,7 +213,7 @@ class GameState:
 
     def render(self, logger) -> None:
         """Write the board to `logger` (nothing is formatted when it is disabled)."""
-        if logger.isEnabledFor(20):
+        if logger.isEnabledFor(logging.INFO):
             for line in self.text().splitlines():
                 logger.info(line)
             logger.info("-------------")

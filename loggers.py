@@ -1,8 +1,9 @@
 """The run's five logs: main, memory, tourney, mcts, model.
 
 Each is a `logging.Logger` writing to ``<run folder>/logs/logger_<name>.log`` through a
-rotating file handler (size cap LOG_MAX_BYTES, LOG_BACKUP_COUNT old copies), switched
-on or off by the config's LOGGERS.  A disabled logger answers False to
+rotating file handler, switched on or off by the config's LOGGERS.  Each file rotates
+at LOG_MAX_BYTES / (5 * (LOG_BACKUP_COUNT + 1)) bytes, so all logs together, old
+copies included, stay under LOG_MAX_BYTES.  A disabled logger answers False to
 ``isEnabledFor`` and every costly message in the project is formatted only behind that
 test, so a disabled log costs nothing measurable.
 
@@ -44,11 +45,17 @@ def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
         logger.disabled = not enabled
         logger.setLevel(logging.INFO if enabled else logging.CRITICAL + 1)
         if enabled:
-            handler = RotatingFileHandler(folder / f"logger_{name}.log", maxBytes=cfg.LOG_MAX_BYTES,
+            handler = RotatingFileHandler(folder / f"logger_{name}.log", maxBytes=fileCap(cfg),
                                           backupCount=cfg.LOG_BACKUP_COUNT, encoding="utf-8")
             handler.setFormatter(formatter)
             logger.addHandler(handler)
     return dict(_LOGGERS)
+
+
+def fileCap(cfg) -> int:
+    """Size at which one log file rotates, so that the five logs and their rotated
+    copies together stay under cfg.LOG_MAX_BYTES."""
+    return max(1, cfg.LOG_MAX_BYTES // (len(NAMES) * (cfg.LOG_BACKUP_COUNT + 1)))
 
 
 def close_handlers(logger: logging.Logger) -> None:

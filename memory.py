@@ -23,7 +23,8 @@ from game import CELLS, GameState
 
 _FIELDS = {"board": ((CELLS,), np.int8), "playerTurn": ((), np.int8),
            "AV": ((CELLS,), np.float32), "value": ((), np.float32)}
-_WAY_OUT = "delete it to resume from the previous memory snapshot, or start a new run"
+_WAY_OUT = ("resuming a run falls back to its previous memory snapshot (the last MEMORY_SNAPSHOTS_KEPT are "
+            "kept); otherwise start a new run")
 
 
 class Memory:
@@ -123,4 +124,10 @@ def _load_arrays(path) -> dict[str, np.ndarray]:
         if arrays[name].shape != (rows, *shape):
             raise storage.RunFileError(f"memory file {path}: array {name} has shape {arrays[name].shape}, "
                                        f"expected {(rows, *shape)}; {_WAY_OUT}")
+    av, value = arrays["AV"], arrays["value"]
+    if not (np.isfinite(av).all() and (av >= 0).all() and (av <= 1).all()):
+        raise storage.RunFileError(f"memory file {path}: array AV holds values outside [0, 1] or NaN; {_WAY_OUT}")
+    if not np.isin(value, (-1.0, 0.0, 1.0)).all():
+        raise storage.RunFileError(f"memory file {path}: array value holds results other than -1, 0, 1; "
+                                   f"{_WAY_OUT}")
     return arrays

@@ -9,6 +9,7 @@ Outputs: `value_head` (tanh, the expected result for the player to move) and
 
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -111,7 +112,7 @@ class Gen_Model:
     def printWeightAverages(self, logger=None) -> None:
         """Log the mean absolute value and std of every layer's weights (model log)."""
         logger = loggers.logger_model if logger is None else logger
-        if not logger.isEnabledFor(20):
+        if not logger.isEnabledFor(logging.INFO):
             return
         for i, layer in enumerate(self.model.layers):
             for weights in layer.get_weights():

@@ -17,10 +17,12 @@ Layout of a run folder::
 from __future__ import annotations
 
 import errno
+import fcntl
 import glob
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -28,6 +30,32 @@ from typing import Callable
 class RunFileError(RuntimeError):
     """A file of a run is missing, truncated or corrupt; the message names it and the
     way out."""
+
+
+class RunLockedError(RuntimeError):
+    """Another process is training in (or archiving) the same run folder."""
+
+
+LOCK_NAME = ".lock"
+
+
+@contextmanager
+def runLock(run_folder):
+    """Hold the run folder's lock for the duration; refuse at once if another process
+    holds it.  The operating system releases the lock when its process dies, so a
+    killed run never leaves the folder locked."""
+    folder = Path(run_folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_NAME, "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunLockedError(f"another process is training in {folder} (it holds {folder / LOCK_NAME}); "
+                                 "stop it first, or use another RUN_FOLDER") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class DiskFullError(OSError):

@@ -105,7 +105,7 @@ def test_User_act_returns_the_legal_action_typed_with_a_one_hot_pi():
     assert action == state.actionForColumn(3) and action in state.allowedActions
     assert pi.shape == (42,) and pi[action] == 1 and pi.sum() == 1
     assert value is None and nn_value is None
-    assert len(messages) == 1 and "not a number" in messages[0]
+    assert messages == [state.text(), messages[1]] and "not a number" in messages[1]  # board, then the refusal
 
 
 def test_User_actSteps_needs_no_evaluation():

@@ -160,12 +160,13 @@ def test_human_plays_through_versions(tmp_path, tiny_cfg):
     assert sum(scores.values()) == 1
     assert any("not a number" in line for line in shown)
     assert any("no column 9" in line for line in shown)
+    assert any(line.endswith("1 2 3 4 5 6 7") for line in shown)  # the human sees the board
 
 
 def tinyRunConfig(tiny_cfg, folder, **changes):
-    return tiny_cfg.replace(RUN_FOLDER=str(folder), EPISODES=3, MCTS_SIMS=4, MIN_MEMORY_SIZE=32,
-                            LOGGERS={"main": True, "memory": True, "tourney": True, "mcts": True, "model": True},
-                            **changes)
+    return tiny_cfg.replace(**{"RUN_FOLDER": str(folder), "EPISODES": 3, "MCTS_SIMS": 4, "MIN_MEMORY_SIZE": 32,
+                               "LOGGERS": {"main": True, "memory": True, "tourney": True, "mcts": True, "model": True},
+                               **changes})
 
 
 def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tiny_cfg):
@@ -231,21 +232,19 @@ def test_a_new_run_starts_from_an_archived_one(tmp_path, tiny_cfg):
 
 
 def test_loggers_are_replaced_not_piled_up_and_capped(tmp_path, tiny_cfg):
-    cfg = tiny_cfg.replace(LOG_MAX_BYTES=20_000, LOG_BACKUP_COUNT=1,
-                           LOGGERS={"main": False, "memory": False, "tourney": False, "mcts": True, "model": False})
+    cfg = tiny_cfg.replace(LOG_MAX_BYTES=60_000, LOG_BACKUP_COUNT=1,
+                           LOGGERS={"main": True, "memory": False, "tourney": False, "mcts": True, "model": False})
     for _ in range(3):
         loggers.setup_loggers(tmp_path, cfg)
-    assert len(loggers.logger_mcts.handlers) == 1
-    assert loggers.logger_main.handlers == [] and not loggers.logger_main.isEnabledFor(logging.INFO)
-    assert not (tmp_path / "logs" / "logger_main.log").exists()
+    assert len(loggers.logger_mcts.handlers) == 1 and len(loggers.logger_main.handlers) == 1
+    assert loggers.logger_model.handlers == [] and not loggers.logger_model.isEnabledFor(logging.INFO)
     agent = Agent("a", ENV.state_size, ENV.action_size, 30, 1.0,
                   Residual_CNN.fromConfig(cfg, ENV.input_shape, ENV.action_size), cfg, logger=loggers.logger_mcts)
-    state = GameState.initial()
-    for _ in range(6):
-        state = state.takeAction(agent.act(state, 0)[0])[0]
-    files = list((tmp_path / "logs").glob("logger_mcts.log*"))
-    assert len(files) == 2
-    assert sum(f.stat().st_size for f in files) <= 2 * 20_000 + 2_000
+    funcs.playMatches(agent, agent, 2, loggers.logger_main, 0)
+    files = list((tmp_path / "logs").glob("logger_*.log*"))
+    assert {f.name for f in files} == {"logger_main.log", "logger_main.log.1", "logger_mcts.log", "logger_mcts.log.1"}
+    # a record may overshoot the rotation size by its own length
+    assert sum(f.stat().st_size for f in files) <= 60_000 + 2 * 1_000
     loggers.disable_all()
 
 
@@ -273,3 +272,107 @@ def test_a_missing_model_or_checkpoint_names_the_file(tmp_path, tiny_cfg):
     (folder / "checkpoint.json").write_text("{not json")
     with pytest.raises(storage.RunFileError, match=r"checkpoint\.json is corrupt"):
         funcs.openRun(cfg, say=lambda _: None)
+
+
+def test_a_promotion_is_checkpointed_before_the_rest_of_the_iteration(tmp_path, tiny_cfg, monkeypatch):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder, SCORING_THRESHOLD=1e-6, EVAL_EPISODES=4)
+    run = funcs.openRun(cfg, say=lambda _: None)
+
+    def killed(*args, **kwargs):
+        raise RuntimeError("killed after the tournament")
+    monkeypatch.setattr(funcs, "evaluateBest", killed)
+    with pytest.raises(RuntimeError, match="killed"):
+        funcs.trainIteration(run, progress=False)
+    checkpoint = funcs.readCheckpoint(folder)
+    assert checkpoint == {"iteration": 0, "best_player_version": 2, "memory_iteration": None}
+    resumed = funcs.openRun(cfg, say=lambda _: None)
+    x = np.zeros((1, 2, 6, 7), dtype=np.float32)
+    assert np.allclose(resumed.best_NN.predict(x)[1], run.current_NN.predict(x)[1], atol=1e-6)
+    assert np.allclose(resumed.current_NN.predict(x)[1], run.current_NN.predict(x)[1], atol=1e-6)
+
+
+def test_resume_falls_back_to_an_older_memory_snapshot_and_says_so(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder, MIN_MEMORY_SIZE=256, MEMORY_SIZE=300)
+    funcs.train(2, cfg, progress=False, say=lambda _: None)
+    older = Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)
+    storage.memory_path(folder, 2).write_bytes(b"torn")
+    said = []
+    run = funcs.openRun(cfg, say=said.append)
+    assert run.memory_iteration == 1 and len(run.memory) == len(older)
+    assert "memory0002.npz" in said[0] and "older memory snapshot of iteration 1" in said[0]
+    storage.memory_path(folder, 1).write_bytes(b"torn too")
+    with pytest.raises(storage.RunFileError, match="no intact memory snapshot.*memory_iteration to null"):
+        funcs.openRun(cfg, say=lambda _: None)
+
+
+def test_a_damaged_best_model_names_the_saved_versions(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder)
+    funcs.openRun(cfg, say=lambda _: None)
+    storage.model_path(folder, 1).write_bytes(b"not a model")
+    with pytest.raises(storage.RunFileError, match=r"version0001\.keras is truncated or corrupt.*saved: 1"):
+        funcs.openRun(cfg, say=lambda _: None)
+
+
+def test_a_second_trainer_on_the_same_run_folder_is_refused(tmp_path, tiny_cfg):
+    cfg = tinyRunConfig(tiny_cfg, tmp_path / "run")
+    with storage.runLock(tmp_path / "run"):
+        with pytest.raises(storage.RunLockedError, match="another process is training"):
+            funcs.train(1, cfg, progress=False, say=lambda _: None)
+        with pytest.raises(storage.RunLockedError):
+            funcs.archiveRun(cfg.replace(RUN_ARCHIVE_FOLDER=str(tmp_path / "archive")))
+    assert not (tmp_path / "run" / "checkpoint.json").exists()
+
+
+def test_an_archive_start_cut_short_is_redone_with_the_archived_config(tmp_path, tiny_cfg):
+    archive = tmp_path / "archive"
+    first = tinyRunConfig(tiny_cfg, tmp_path / "first", RUN_ARCHIVE_FOLDER=str(archive),
+                          HIDDEN_CNN_LAYERS=[{"filters": 4, "kernel_size": (3, 3)}])
+    funcs.train(1, first, progress=False, say=lambda _: None)
+    funcs.archiveRun(first)
+    second_folder = tmp_path / "second"
+    second = first.replace(RUN_FOLDER=str(second_folder), HIDDEN_CNN_LAYERS=[{"filters": 12, "kernel_size": (3, 3)}])
+    second_folder.mkdir()
+    (second_folder / "config.json").write_text(second.to_json())  # a start killed before its checkpoint
+    run = funcs.openRun(second, initial_run=1, say=lambda _: None)
+    assert run.cfg.HIDDEN_CNN_LAYERS == first.HIDDEN_CNN_LAYERS
+    assert run.best_NN.model.layers[2].kernel.shape[-1] == 4
+    assert Config.from_json_file(second_folder / "config.json").HIDDEN_CNN_LAYERS == first.HIDDEN_CNN_LAYERS
+
+
+def test_version_numbers_below_minus_one_are_refused(tmp_path, tiny_cfg):
+    with pytest.raises(ValueError, match="version must be -1"):
+        funcs.versionPlayer("p", ENV, tiny_cfg, tmp_path, -2)
+
+
+def noiseColumns(log_text):
+    """The noise column of every MCTS table row in a log."""
+    return [float(line.split()[3]) for line in log_text.splitlines()
+            if len(line.split()) >= 7 and line.split()[0].isdigit() and "." in line.split()[3]]
+
+
+def test_root_noise_only_in_selfplay(tiny_cfg):
+    model = Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size)
+    for memory, expect_noise in [(None, False), (Memory(1000), True)]:
+        logger, stream = recordingLogger(f"test.mcts.noise.{expect_noise}")
+        agent = Agent("a", ENV.state_size, ENV.action_size, 8, 1.0, model, tiny_cfg, logger=logger)
+        funcs.playMatches(agent, agent, 2, quietLogger(), 0, memory)
+        noise = noiseColumns(stream.getvalue())
+        assert noise, "the MCTS log should hold selection tables"
+        assert any(value > 0 for value in noise) == expect_noise
+
+
+def test_act_calls_the_network_once_per_simulation_at_most(tiny_model, tiny_cfg):
+    calls = []
+    agent = makeAgent("a", tiny_model, tiny_cfg, sims=10)
+    evaluate = agent.evaluateStates
+    agent.evaluateStates = lambda states: calls.append(len(states)) or evaluate(states)
+    state = GameState.initial()
+    agent.act(state, 0)
+    assert len(calls) == 11  # the root's expansion, then one per simulation (no extra call to log a value)
+    state = state.takeAction(agent.act(state, 0)[0])[0]
+    calls.clear()
+    agent.act(state, 0)  # the root was expanded during the previous search: tree reuse
+    assert len(calls) <= 10

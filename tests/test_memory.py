@@ -191,3 +191,17 @@ def test_damaged_file_gives_RunFileError_naming_it(tmp_path, kind):
         Memory.load(path, 1000)
     assert str(path) in str(info.value)
     assert "pickle" not in str(info.value)  # a damaged file is not reported as a pickle
+
+
+def test_loading_refuses_policies_and_results_out_of_range(tmp_path):
+    state = GameState.initial()
+    good = {"board": np.zeros((1, 42), np.int8), "playerTurn": np.ones(1, np.int8),
+            "AV": np.full((1, 42), 1 / 7, np.float32), "value": np.ones(1, np.float32)}
+    for name, bad, message in [("AV", np.full((1, 42), np.nan, np.float32), "outside"),
+                               ("value", np.full(1, 0.5, np.float32), "other than")]:
+        path = tmp_path / f"bad_{name}.npz"
+        np.savez(path, **{**good, name: bad})
+        with pytest.raises(RunFileError, match=message):
+            Memory.load(path, 10)
+    np.savez(tmp_path / "good.npz", **good)
+    assert Memory.load(tmp_path / "good.npz", 10).ltmemory[0]["state"].id == state.id

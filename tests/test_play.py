@@ -262,8 +262,9 @@ def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(agent,
     finally:
         lg.disable_all()
     assert sum(scores.values()) == 1 and points["you"][0] == -points["agent"][0]
-    accepted = [e[1] for e, after in zip(events, events[1:] + [("entry", None)])
-                if e[0] == "entry" and after[0] == "entry"]
+    # the board is shown before every prompt; a refused entry is followed by a message instead
+    accepted = [e[1] for e, after in zip(events, events[1:] + [("said", "1 2 3 4 5 6 7")])
+                if e[0] == "entry" and after[0] == "said" and after[1].endswith("1 2 3 4 5 6 7")]
     replay = play.replayGame(log)
     final = GameState.fromMoves(replay.moves)
     assert final.isEndGame
