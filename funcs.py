@@ -493,10 +493,11 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
                            run.current_NN, cfg, seed=agent_seed + 1, logger=lg.logger_mcts)
     lg.logger_main.info("====== ITERATION %d (best version %d) ======", iteration, run.best_player_version)
     times = {}
-    start = time.perf_counter()
+    start, evaluated = time.perf_counter(), run.best_NN.positionsEvaluated
     playMatches(best_player, best_player, cfg.EPISODES, lg.logger_main, cfg.TURNS_UNTIL_TAU0, run.memory,
                 progress=f"iteration {iteration}: self-play" if progress else None)
     times["selfplay"] = time.perf_counter() - start
+    selfplay_positions = run.best_NN.positionsEvaluated - evaluated
     row = {"iteration": iteration, "promoted": False, "trained": False, "loss": None, "value_loss": None,
            "policy_loss": None, "scores": None, "sp_scores": None, "mistake_rate": None,
            "network_mistake_rate": None}
@@ -531,6 +532,7 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
     run.memory.save(storage.memory_path(run.folder, iteration))
     times["save"] = time.perf_counter() - start
     row.update(best_player_version=run.best_player_version, memory_size=len(run.memory),
+               selfplay_positions=selfplay_positions,
                seconds={k: round(v, 3) for k, v in times.items()})
     # The metrics row goes before the checkpoint: a kill between the two leaves a row
     # beyond the checkpoint, which resuming drops (the iteration is then redone).

@@ -70,10 +70,12 @@ class Gen_Model:
         """Positions passed through `predict` so far (for throughput figures)."""
 
     def _compile_forward(self) -> None:
+        """Trace the inference pass once, for any batch size; calling the concrete
+        function skips tf.function's per-call signature matching."""
         model = self.model
         self._forward = tf.function(
             lambda x: model(x, training=False),
-            input_signature=[tf.TensorSpec((None, *self.input_dim), tf.float32)])
+            input_signature=[tf.TensorSpec((None, *self.input_dim), tf.float32)]).get_concrete_function()
 
     def predict(self, x: np.ndarray):
         """(values, logits) for a batch of model inputs: values shape (n,), each for

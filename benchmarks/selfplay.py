@@ -67,11 +67,10 @@ def main() -> None:
         tutorial = tutorialSecondsPerPosition(probe)
 
         run = funcs.openRun(cfg, say=lambda _: None)
-        before = run.best_NN.positionsEvaluated
         start = time.perf_counter()
         row = funcs.trainIteration(run, progress=False)
         total = time.perf_counter() - start
-        selfplay_positions = run.best_NN.positionsEvaluated - before
+        selfplay_positions = row["selfplay_positions"]
         games = cfg.EPISODES
 
     selfplay_seconds = row["seconds"]["selfplay"]

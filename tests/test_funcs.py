@@ -190,6 +190,8 @@ def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tin
     assert set(row["scores"]) == {"best_player", "current_player", "drawn"}
     assert sum(row["scores"].values()) == cfg.EVAL_EPISODES
     assert set(row["seconds"]) == {"selfplay", "retrain", "tournament", "evaluation", "save"}
+    # self-play evaluates at least the root of every move of every game (memory holds each position twice)
+    assert row["selfplay_positions"] >= row["memory_size"] // 2
     for name in ("main", "memory", "tourney", "mcts", "model"):
         assert (folder / "logs" / f"logger_{name}.log").stat().st_size > 0
     assert "search policy" in (folder / "logs" / "logger_memory.log").read_text()
