@@ -447,7 +447,10 @@ def plotMetrics(run_folder):
     tourney_ax.set_title("tournament: current vs best network")
 
     mistake_ax.plot(*_series(rows, lambda r: 100 * r["mistake_rate"]), marker=".", color="C3",
-                    label="mistake rate")
+                    label="agent (MCTS)")
+    mistake_ax.plot(*_series(rows, lambda r: 100 * r["network_mistake_rate"]), marker=".", color="C1",
+                    label="raw network")
+    mistake_ax.legend(fontsize=8, loc="lower left")
     mistake_ax.set_ylabel("% of benchmark positions")
     mistake_ax.set_title("mistakes against perfect play")
     version_ax = mistake_ax.twinx()
@@ -463,5 +466,22 @@ def plotMetrics(run_folder):
         ax.legend(fontsize=8)
     if not rows:
         fig.suptitle(f"no finished iteration in {Path(run_folder) / 'metrics.jsonl'} yet")
+    fig.tight_layout()
+    return fig
+
+
+def plotRatings(rows: list[dict]):
+    """A figure of `rateVersions` rows: each player's Elo with a 95% interval (two
+    standard errors), the random player at 0.  The caller closes the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    players = [row["player"] for row in rows]
+    ax.errorbar(range(len(rows)), [row["elo"] for row in rows], yerr=[2 * row["stderr"] for row in rows],
+                fmt="o", capsize=4)
+    ax.set_xticks(range(len(rows)), players)
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_ylabel("Elo (random player = 0)")
+    ax.set_title("ratings from a round robin (95% intervals)")
     fig.tight_layout()
     return fig

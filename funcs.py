@@ -597,3 +597,30 @@ def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path
         shutil.copytree(cfg.path("RUN_FOLDER"), partial, ignore=shutil.ignore_patterns(storage.LOCK_NAME))
     partial.rename(target)
     return target
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Train in a terminal, with progress bars: python -m funcs --iterations 3."""
+    import argparse
+
+    import initialise
+
+    parser = argparse.ArgumentParser(description="Train the Connect Four agent (the notebook's training cell).")
+    parser.add_argument("--iterations", type=int, default=None, help="iterations to run (default: until Ctrl-C)")
+    parser.add_argument("--run-folder", default=None, help=f"run folder (default: {DEFAULT.RUN_FOLDER})")
+    args = parser.parse_args(argv)
+    if args.iterations is not None and args.iterations < 1:
+        parser.error("--iterations must be at least 1")
+    cfg = DEFAULT if args.run_folder is None else DEFAULT.replace(RUN_FOLDER=args.run_folder)
+    try:
+        train(args.iterations, cfg, initial_run=initialise.INITIAL_RUN_NUMBER,
+              initial_model_version=initialise.INITIAL_MODEL_VERSION,
+              initial_memory_version=initialise.INITIAL_MEMORY_VERSION)
+    except KeyboardInterrupt:
+        pass
+    except (storage.RunFileError, storage.RunLockedError, storage.DiskFullError) as error:
+        parser.exit(1, f"{error}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -321,3 +321,16 @@ def test_pons_cli_refuses_an_unknown_set(capsys):
     with pytest.raises(SystemExit):
         pons.main(["--sets", "L4_R1"])
     assert "unknown set 'L4_R1'" in capsys.readouterr().err
+
+
+def test_plot_ratings_draws_each_player_with_its_interval():
+    rows = [{"player": "version3", "elo": 250.0, "stderr": 40.0, "games": 20, "score": 0.8},
+            {"player": "random", "elo": 0.0, "stderr": 0.0, "games": 20, "score": 0.2}]
+    fig = evaluation.plotRatings(rows)
+    ax = fig.axes[0]
+    assert [label.get_text() for label in ax.get_xticklabels()] == ["version3", "random"]
+    line = ax.containers[0].lines[0]
+    assert list(line.get_ydata()) == [250.0, 0.0]
+    bars = ax.containers[0].lines[2][0].get_segments()
+    assert [tuple(segment[:, 1]) for segment in bars] == [(170.0, 330.0), (0.0, 0.0)]
+    plt.close(fig)

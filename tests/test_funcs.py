@@ -378,3 +378,16 @@ def test_act_calls_the_network_once_per_simulation_at_most(tiny_model, tiny_cfg)
     calls.clear()
     agent.act(state, 0)  # the root was expanded during the previous search: tree reuse
     assert len(calls) <= 10
+
+
+def test_terminal_training_resumes_a_run_with_progress_bars(tmp_path, tiny_cfg, capsys):
+    folder = tmp_path / "run"
+    funcs.openRun(tinyRunConfig(tiny_cfg, folder), say=lambda _: None)
+    funcs.main(["--iterations", "1", "--run-folder", str(folder)])
+    out, err = capsys.readouterr()
+    assert "Resumed run" in out and "iteration 1:" in out
+    assert "self-play" in err and "tournament" in err  # tqdm bars go to stderr
+    assert funcs.readCheckpoint(folder)["iteration"] == 1
+    with pytest.raises(SystemExit):
+        funcs.main(["--iterations", "0"])
+    loggers.disable_all()
