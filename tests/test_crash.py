@@ -4,7 +4,8 @@ self-play, retraining and saving, resumes every time from intact files.
 Each run is a fresh Python process doing ``funcs.train(None, cfg)`` on a tiny config;
 the same call resumes the run.  After every kill, every file the run keeps loads, the
 checkpoint never goes back, the memory snapshot it names never shrinks, and at most
-the one write the kill interrupted leaves a temporary file behind.
+the one write the kill interrupted leaves a temporary file behind.  The memory
+snapshot the checkpoint names starts with every row of the previous one.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ PROCESS_DEADLINE_S = 90
 
 def _tiny_config(folder: Path) -> Config:
     return Config(HIDDEN_CNN_LAYERS=[{"filters": 8, "kernel_size": (3, 3)}] * 2, MCTS_SIMS=4, EPISODES=2,
-                  EVAL_EPISODES=2, TURNS_UNTIL_TAU0=4, MEMORY_SIZE=200, BATCH_SIZE=32, MIN_MEMORY_SIZE=100,
+                  EVAL_EPISODES=2, TURNS_UNTIL_TAU0=4, MEMORY_SIZE=100_000, BATCH_SIZE=32, MIN_MEMORY_SIZE=100,
                   FIT_BATCH_SIZE=32, TRAINING_LOOPS=1, EVAL_POSITIONS=0, SCORING_THRESHOLD=0.5,
                   MEMORY_SNAPSHOTS_KEPT=2,
                   LOGGERS={"main": True, "memory": False, "tourney": True, "mcts": False, "model": False},
@@ -79,7 +80,7 @@ class RunChecker:
 
     def __init__(self, folder: Path, cfg: Config):
         self.folder, self.cfg = folder, cfg
-        self.iteration, self.best_version, self.rows = 0, 1, 0
+        self.iteration, self.best_version, self.rows = 0, 1, []
         self.temps: set[Path] = set()
         self.loaded: set[tuple] = set()  # (path, mtime, size) of files already checked
 
@@ -106,8 +107,10 @@ class RunChecker:
                 Memory.load(path, cfg.MEMORY_SIZE)
         if checkpoint["memory_iteration"] is not None:
             snapshot = Memory.load(storage.memory_path(folder, checkpoint["memory_iteration"]), cfg.MEMORY_SIZE)
-            assert self.rows <= len(snapshot) <= cfg.MEMORY_SIZE
-            self.rows = len(snapshot)
+            rows = [(row["id"], row["value"], row["AV"].tobytes()) for row in snapshot.ltmemory]
+            # memory never fills up here, so a snapshot is the previous one plus new rows
+            assert rows[:len(self.rows)] == self.rows, "a saved memory row was lost or altered"
+            self.rows = rows
         metrics = (folder / "metrics.jsonl").read_text().splitlines() if (folder / "metrics.jsonl").exists() else []
         iterations = [json.loads(line)["iteration"] for line in metrics]
         assert iterations == sorted(set(iterations)), f"metrics rows repeated or out of order: {iterations}"
@@ -163,3 +166,4 @@ def test_training_survives_sigkill_at_random_moments(tmp_path):
             assert "Resumed run" in log.read_text(), log.read_text()[-3000:]
         iterations.append(checker.check()["iteration"])
     assert iterations[0] >= 1 and iterations[1] > iterations[0]  # the resumed run made progress
+
