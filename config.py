@@ -89,6 +89,11 @@ class Config:
     # --- tournament --------------------------------------------------------------
     EVAL_EPISODES: int = 20
     """Tournament games between the current and the best network per iteration."""
+    EVAL_TURNS_UNTIL_TAU0: int = 4
+    """Tournament moves sampled from visit counts at the start of each game (then the
+    most visited is played).  The tutorial plays every tournament move at tau=0, which
+    makes the games between two fixed networks (nearly) repeat: 20 games are then
+    little more than 2 games played 10 times.  Set 0 for the tutorial's behaviour."""
     SCORING_THRESHOLD: float = 1.3
     """The current network is promoted when its wins exceed the best network's
     wins times this factor."""
@@ -127,7 +132,7 @@ class Config:
         positive_ints = ["EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT"]
-        non_negative_ints = ["TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT"]
+        non_negative_ints = ["TURNS_UNTIL_TAU0", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):

@@ -510,7 +510,8 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
         times["retrain"] = time.perf_counter() - start
         logMemorySample(run.memory, current_player, lg.logger_memory)
         start = time.perf_counter()
-        scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney, 0,
+        scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney,
+                                              cfg.EVAL_TURNS_UNTIL_TAU0,
                                               progress=f"iteration {iteration}: tournament" if progress else None)
         times["tournament"] = time.perf_counter() - start
         row.update(scores=scores, sp_scores=sp_scores)

@@ -391,3 +391,35 @@ def test_terminal_training_resumes_a_run_with_progress_bars(tmp_path, tiny_cfg, 
     with pytest.raises(SystemExit):
         funcs.main(["--iterations", "0"])
     loggers.disable_all()
+
+
+def gamesPlayed(tmp_path, tiny_cfg, turns_until_tau0, name):
+    """The move strings of 8 games between two fixed networks, read back from the log."""
+    import play
+
+    networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
+    for network in networks:  # sharp priors, as a trained network has: the search has no ties to break
+        policy = network.model.get_layer("policy_head")
+        policy.set_weights([w * 200 for w in policy.get_weights()])
+    path = tmp_path / f"{name}.log"
+    logger = logging.getLogger(f"test.tourney.{name}")
+    handler = logging.FileHandler(path)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        funcs.playMatches(makeAgent("best", networks[0], tiny_cfg, 1, sims=50),
+                          makeAgent("current", networks[1], tiny_cfg, 2, sims=50), 8, logger, turns_until_tau0)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    return [game.moves for game in play.gamesFromLog(path)]
+
+
+def test_a_sampled_opening_makes_tournament_games_differ(tmp_path, tiny_cfg):
+    greedy = gamesPlayed(tmp_path, tiny_cfg, 0, "greedy")
+    sampled = gamesPlayed(tmp_path, tiny_cfg, tiny_cfg.EVAL_TURNS_UNTIL_TAU0, "sampled")
+    assert len(greedy) == len(sampled) == 8
+    openings = {name: {game[:4] for game in games} for name, games in [("greedy", greedy), ("sampled", sampled)]}
+    assert len(openings["greedy"]) <= 2, openings  # one opening per colour assignment, replayed
+    assert len(openings["sampled"]) >= 6, openings
