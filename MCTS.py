@@ -46,19 +46,36 @@ class Node:
 
 
 class Edge:
-    """A move from `inNode` to `outNode`, with its statistics N, W, Q, P."""
+    """A move from `inNode` to `outNode`, with its statistics N, W, Q, P.
 
-    __slots__ = ("inNode", "outNode", "playerTurn", "action", "N", "W", "Q", "P")
+    With `outNode` None the child is made when first asked for, and looked up in
+    `tree` first (transpositions share a node): most edges are never followed, so
+    most children are never built."""
 
-    def __init__(self, inNode: Node, outNode: Node, prior: float, action: int):
+    __slots__ = ("inNode", "_outNode", "_tree", "playerTurn", "action", "N", "W", "Q", "P")
+
+    def __init__(self, inNode: Node, outNode: Node | None, prior: float, action: int,
+                 tree: dict[int, Node] | None = None):
         self.inNode = inNode
-        self.outNode = outNode
+        self._outNode = outNode
+        self._tree = tree
         self.playerTurn = inNode.state.playerTurn
         self.action = action
         self.N = 0
         self.W = 0.0
         self.Q = 0.0
         self.P = prior
+
+    @property
+    def outNode(self) -> Node:
+        node = self._outNode
+        if node is None:
+            state = self.inNode.state.takeAction(self.action)[0]
+            node = self._tree.get(state.id)
+            if node is None:
+                node = self._tree[state.id] = Node(state)
+            self._outNode = node
+        return node
 
     @property
     def id(self) -> tuple[int, int]:
@@ -150,18 +167,13 @@ class MCTS:
         return node, state.value[0], state.isEndGame, breadcrumbs
 
     def expandLeaf(self, leaf: Node, probs: np.ndarray, nn_value: float) -> None:
-        """Give `leaf` one edge per legal move with prior probs[action]; `nn_value` is
-        the network's value of the leaf for its player to move."""
+        """Give `leaf` one edge per legal move with prior probs[action] (children are
+        built when first visited); `nn_value` is the network's value of the leaf for
+        its player to move."""
         leaf.nn_value = float(nn_value)
-        state = leaf.state
         tree = self.tree
-        for action in state.allowedActions:
-            child_state = state.takeAction(action)[0]
-            child = tree.get(child_state.id)
-            if child is None:
-                child = Node(child_state)
-                tree[child.id] = child
-            leaf.edges.append((action, Edge(leaf, child, float(probs[action]), action)))
+        leaf.edges = [(action, Edge(leaf, None, float(probs[action]), action, tree))
+                      for action in leaf.state.allowedActions]
 
     def backFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
         """Add `value` (for the player to move at `leaf`) to every edge on the path,

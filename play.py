@@ -178,8 +178,16 @@ def thinkingTable(agent: Agent) -> list[dict]:
     return [{"column": columnOf(action) + 1, "action": action, "N": edge.N,
              "share": edge.N / total if total else 0.0, "Q": edge.Q, "P": edge.P,
              "U": scale * edge.P / (1 + edge.N),
-             "net_after": None if edge.outNode.nn_value is None else -edge.outNode.nn_value}
+             "net_after": _valueAfter(edge)}
             for action, edge in edges]
+
+
+def _valueAfter(edge) -> float | None:
+    """The network's value of the position after `edge`'s move, for the player making
+    it; None when the search never evaluated that position."""
+    if edge.N == 0 or edge.outNode.nn_value is None:
+        return None
+    return -edge.outNode.nn_value
 
 
 def _signed(value) -> str:
