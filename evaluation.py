@@ -436,7 +436,7 @@ def plotMetrics(run_folder):
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     (loss_ax, tourney_ax), (mistake_ax, memory_ax) = axes
     for key in ("loss", "value_loss", "policy_loss"):
-        loss_ax.plot(*_series(rows, lambda r: r[key]), marker=".", label=key)
+        loss_ax.plot(*_series(rows, lambda r, key=key: r[key]), marker=".", label=key)
     loss_ax.set_title("training loss (last loop of the iteration)")
 
     tourney_ax.plot(*_series(rows, lambda r: r["scores"]["current_player"]), marker=".", label="current wins")

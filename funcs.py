@@ -329,7 +329,8 @@ def _startNew(folder: Path, cfg: Config, say) -> RunState:
 
 def savedVersions(folder) -> list[int]:
     """Version numbers of the networks saved in a run folder, ascending."""
-    return sorted(int(p.stem[len("version"):]) for p in (Path(folder) / "models").glob("version[0-9]*.keras"))
+    names = (Path(folder) / "models").glob("version[0-9][0-9][0-9][0-9].keras")
+    return sorted(int(path.stem[len("version"):]) for path in names)
 
 
 def _resume(folder: Path, cfg: Config, say) -> RunState:

@@ -35,12 +35,6 @@ RED, YELLOW, BOARD_BLUE = "#d62728", "#f2c80f", "#1f5fbf"
 
 
 # -- loading a player ----------------------------------------------------------------------
-def savedVersions(run_folder) -> list[int]:
-    """The versions saved in run_folder/models, ascending."""
-    names = (Path(run_folder) / "models").glob("version[0-9][0-9][0-9][0-9].keras")
-    return sorted(int(path.name[len("version"):-len(".keras")]) for path in names)
-
-
 def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = None,
                cfg: Config | None = None, name: str = "agent") -> Agent:
     """An Agent playing `version` of the run in `run_folder` (default: cfg's RUN_FOLDER).
@@ -57,7 +51,7 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     elif isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version!r}")
     elif version > 0 and not storage.model_path(folder, version).exists():
-        saved = ", ".join(map(str, savedVersions(folder))) or "none"
+        saved = ", ".join(map(str, funcs.savedVersions(folder))) or "none"
         raise ValueError(f"run folder {folder} has no saved version {version}; saved versions: {saved} "
                          "(or 0 for an untrained network)")
     run_cfg = funcs.runConfig(folder, cfg)

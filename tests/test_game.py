@@ -150,7 +150,7 @@ def test_random_positions_match_reference_and_bitbully():
 
 
 def test_take_action_returns_value_for_the_new_player_to_move():
-    for moves, state in random_games(100, seed=2):
+    for _, state in random_games(100, seed=2):
         for action in state.allowedActions:
             new, value, done = state.takeAction(action)
             assert new.playerTurn == -state.playerTurn

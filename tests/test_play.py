@@ -2,7 +2,6 @@
 
 import html
 import itertools
-import logging
 import math
 
 import numpy as np
@@ -376,7 +375,7 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
     assert player.config == tiny_cfg
     assert all(np.array_equal(a, b) for a, b in zip(player.model.model.get_weights(), saved.get_weights()))
     assert play.loadPlayer(1, run_folder).MCTSsimulations == tiny_cfg.MCTS_SIMS
-    assert play.savedVersions(run_folder) == [1, 3]
+    assert funcs.savedVersions(run_folder) == [1, 3]
 
 
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
