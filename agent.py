@@ -268,8 +268,9 @@ class Agent:
         return pi / pi.sum(), values
 
     def chooseAction(self, pi: np.ndarray, values: np.ndarray, tau: float):
-        """tau=0: the most visited move, ties broken at random; otherwise a move
-        sampled with probability proportional to pi^(1/tau).  Returns (action, the
+        """Choose from the visit shares `pi` (getAV(1)): tau=0 the most visited move,
+        ties broken at random; otherwise a move sampled with probability proportional
+        to pi^(1/tau).  Returns (action, the
         chosen edge's Q for the player to move)."""
         if tau == 0:
             action = int(self.rng.choice(np.flatnonzero(pi == pi.max())))

@@ -99,7 +99,8 @@ class Gen_Model:
         return storage.model_path(self.run_folder, version)
 
     def write(self, game: str, version: int) -> None:
-        """Save as run_folder/models/versionNNNN.keras, atomically."""
+        """Save as run_folder/models/versionNNNN.keras, atomically (`game` is the
+        tutorial's argument: the run folder already belongs to one game)."""
         storage.save_model(self.model, self.modelPath(version))
 
     def read(self, game: str, run_number: int, version: int) -> keras.Model:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -43,21 +44,35 @@ def recordingLogger(name):
     return logger, stream
 
 
-def playSequentially(player, episodes, turns_until_tau0):
-    """The same self-play games as funcs.playMatches(player, player, ...), one at a time
-    through Agent.act, with the same per-game seeds.  Returns each game's moves."""
-    base = int(player.rng.integers(2**32))
+def playOneAtATime(player1, player2, episodes, turns_until_tau0):
+    """The games funcs.playMatches(player1, player2, ...) plays (colours alternating),
+    one at a time through Agent.act with the same per-game seeds, as move strings."""
+    base = int(player1.rng.integers(2**32))
     games = []
     for e in range(episodes):
-        agent = player.forGame(funcs.episodeSeed(base, e))
-        state, moves, turn = GameState.initial(), [], 0
+        seed = funcs.episodeSeed(base, e)
+        one = player1.forGame(seed)
+        two = one if player2 is player1 else player2.forGame(seed + 1)
+        seats = {1: one, -1: two} if e % 2 == 0 else {1: two, -1: one}
+        state, moves = GameState.initial(), ""
         while not state.isEndGame:
-            action = agent.act(state, 1 if turn < turns_until_tau0 else 0)[0]
-            moves.append(action)
+            action = seats[state.playerTurn].act(state, 1 if len(moves) < turns_until_tau0 else 0)[0]
+            moves += str(action % 7 + 1)
             state = state.takeAction(action)[0]
-            turn += 1
         games.append(moves)
     return games
+
+
+def recordMoves(monkeypatch) -> dict[int, str]:
+    """Record every move playMatches plays, per episode (as a move string)."""
+    moves: dict[int, str] = defaultdict(str)
+    play_move = funcs.Episode._playMove
+
+    def recording(episode, action, *rest):
+        moves[episode.index] += str(action % 7 + 1)
+        return play_move(episode, action, *rest)
+    monkeypatch.setattr(funcs.Episode, "_playMove", recording)
+    return moves
 
 
 def movesFromMemory(memory: Memory, episodes: int):
@@ -76,18 +91,23 @@ def movesFromMemory(memory: Memory, episodes: int):
 
 
 @pytest.mark.parametrize("turns_until_tau0", [0, 4])
-def test_batched_selfplay_plays_the_same_moves_as_one_game_at_a_time(tiny_model, tiny_cfg, turns_until_tau0):
-    episodes = 3
-    cfg = tiny_cfg.replace(EPSILON=0.0)
-    agent = makeAgent("a", tiny_model, cfg)
-    _, memory, _, _ = funcs.playMatches(agent, agent, episodes, quietLogger(), turns_until_tau0, Memory(10_000))
-    sequential = playSequentially(makeAgent("a", tiny_model, cfg), episodes, turns_until_tau0)
-    for game_rows, moves in zip(movesFromMemory(memory, episodes), sequential):
-        assert len(game_rows) == len(moves)
-        state = GameState.initial()
-        for row, action in zip(game_rows, moves):
-            assert row["state"].id == state.id
-            state = state.takeAction(action)[0]
+@pytest.mark.parametrize("match", ["self-play", "tournament"])
+def test_batched_matches_play_the_same_games_as_one_game_at_a_time(tiny_cfg, monkeypatch, match, turns_until_tau0):
+    episodes = 4
+    cfg = tiny_cfg.replace(EPSILON=0.0)  # self-play's root noise off: same seeds would still match, but tidier
+    networks = [Residual_CNN.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
+
+    def players():
+        one = makeAgent("one", networks[0], cfg, seed=11)
+        return (one, one) if match == "self-play" else (one, makeAgent("two", networks[1], cfg, seed=12))
+    batched = recordMoves(monkeypatch)
+    memory = Memory(10_000) if match == "self-play" else None
+    scores, _, _, _ = funcs.playMatches(*players(), episodes, quietLogger(), turns_until_tau0, memory)
+    sequential = playOneAtATime(*players(), episodes, turns_until_tau0)
+    assert [batched[e] for e in range(episodes)] == sequential
+    finals = [GameState.fromMoves(moves) for moves in sequential]
+    assert all(final.isEndGame for final in finals)
+    assert scores["drawn"] == sum(final.value[0] == 0 for final in finals)
 
 
 def test_selfplay_memory_targets_are_z_for_the_player_to_move(tiny_model, tiny_cfg):
@@ -121,9 +141,10 @@ def test_tournament_batches_per_network_and_alternates_colours(tiny_cfg):
     scores, _, points, sp_scores = funcs.playMatches(makeAgent("best", networks[0], tiny_cfg, 1),
                                                      makeAgent("current", networks[1], tiny_cfg, 2),
                                                      episodes, logger, 0)
-    assert max(batch_sizes[0]) > 1 and max(batch_sizes[1]) > 1
-    # one call per network per lockstep step: never more positions than games in one call
-    assert max(batch_sizes[0] + batch_sizes[1]) <= episodes
+    # each network's leaves of all games where it is to move go in one call: calls hold several
+    # positions (a network plays one side of every game, so at most all games' leaves, usually half)
+    for sizes in batch_sizes.values():
+        assert sum(sizes) / len(sizes) > 2 and max(sizes) <= episodes
     starts = [line for line in stream.getvalue().splitlines() if line.startswith("EPISODE") and " vs " in line]
     assert [line.split(": ")[1].split(" (X)")[0] for line in starts] == ["best", "current"] * 3
     assert scores["best"] + scores["current"] + scores["drawn"] == episodes
@@ -180,7 +201,15 @@ def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tin
     assert row["promoted"] == (scores["current_player"] > scores["best_player"] * 0.5)
     checkpoint = json.loads((folder / "checkpoint.json").read_text())
     assert checkpoint == {"iteration": 1, "best_player_version": 1 + row["promoted"], "memory_iteration": 1}
-    assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
+    x = np.stack([GameState.fromMoves(moves).binary.reshape(2, 6, 7) for moves in ("", "4453", "1122")])
+    current = storage.load_model(folder / "models" / "current.keras")(x)[1].numpy()
+    version1 = storage.load_model(storage.model_path(folder, 1))(x)[1].numpy()
+    assert not np.allclose(current, version1)  # retraining changed the current network
+    if row["promoted"]:
+        promoted = storage.load_model(storage.model_path(folder, 2))(x)[1].numpy()
+        assert np.allclose(promoted, current, atol=1e-6)
+    else:
+        assert funcs.savedVersions(folder) == [1]
     assert len(Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)) == row["memory_size"]
     metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
     assert metrics == [row]
