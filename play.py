@@ -66,14 +66,24 @@ def _bestVersion(folder: Path) -> int:
 
 
 # -- drawing ---------------------------------------------------------------------------
-def boardText(state: GameState, last_action: int | None = None) -> str:
-    """`GameState.text` with the last move's disc in brackets, e.g. ``-[X]-``."""
+_TERMINAL_DISCS = {"X": "\033[31m●\033[0m", "O": "\033[33m●\033[0m"}
+"""Red and yellow discs for a colour terminal (ANSI escape codes)."""
+
+
+def boardText(state: GameState, last_action: int | None = None, colour: bool = False) -> str:
+    """`GameState.text` with the last move's disc in brackets, e.g. ``-[X]-``;
+    `colour`: red and yellow discs (ANSI codes) instead of X and O."""
     lines = [" " + line + " " for line in state.text().splitlines()]
     if last_action is not None:
         row, column = divmod(last_action, COLUMNS)
         line = lines[row]
         lines[row] = line[:2 * column] + "[" + line[2 * column + 1] + "]" + line[2 * column + 3:]
-    return "\n".join(line.rstrip() for line in lines)
+    text = "\n".join(line.rstrip() for line in lines)
+    if colour:
+        *board, numbers = text.split("\n")
+        text = "\n".join([line.replace("X", _TERMINAL_DISCS["X"]).replace("O", _TERMINAL_DISCS["O"])
+                          for line in board] + [numbers])
+    return text
 
 
 def sharesText(shares) -> str:
@@ -765,7 +775,9 @@ def main(argv=None, input_fn=input, output_fn=print) -> Match:
         parser.error(str(exc))
     output_fn(f"Playing version {args.version if args.version is not None else 'best'} with "
               f"{agent.MCTSsimulations} simulations per move.")
-    return playGame(agent, human_first=not args.second, input_fn=input_fn, output_fn=output_fn)
+    colour = output_fn is print and sys.stdout.isatty()
+    return playGame(agent, human_first=not args.second, input_fn=input_fn, output_fn=output_fn,
+                    show=lambda state, last: output_fn(boardText(state, last, colour)))
 
 
 if __name__ == "__main__":

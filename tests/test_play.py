@@ -410,3 +410,12 @@ def test_terminal_entry_point_names_a_missing_version(run_folder, capsys):
     with pytest.raises(SystemExit):
         play.main(["--sims", "0"])
     assert "must be a positive number" in capsys.readouterr().err
+
+
+def test_boardText_in_colour_draws_red_and_yellow_discs():
+    state = GameState.fromMoves("45")
+    plain = play.boardText(state, state.actionForColumn(4) + COLUMNS)
+    coloured = play.boardText(state, state.actionForColumn(4) + COLUMNS, colour=True)
+    assert coloured.count("\033[31m●") == 1 and coloured.count("\033[33m●") == 1  # X red, O yellow
+    assert "X" not in coloured and "O" not in coloured and "[" in coloured
+    assert coloured.splitlines()[-1] == plain.splitlines()[-1]  # the column numbers stay
