@@ -116,15 +116,24 @@ def atomic_write(path, write: Callable[[Path], None], suffix: str = "") -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
         _fsync_folder(path.parent)
-    except OSError as exc:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if exc.errno == errno.ENOSPC:
+        if _diskFull(exc):
             raise DiskFullError(errno.ENOSPC, f"disk full while writing {path}; the previous "
                                 "version of the file is intact. Free some space and resume.") from None
         raise
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+
+def _diskFull(exc: BaseException | None) -> bool:
+    """True when `exc`, or an error it was raised from (libraries such as Keras wrap
+    the OSError), is 'no space left on device'."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def write_text(path, text: str) -> None:

@@ -167,3 +167,19 @@ def test_load_model_refuses_a_lambda_layer_without_running_it(tmp_path):
     # The marker does work: loading unsafely and calling the model runs the lambda.
     keras.models.load_model(path, safe_mode=False)(np.zeros((1, 3), np.float32))
     assert marker.exists()
+
+
+def test_disk_full_wrapped_by_a_library_is_still_recognised(tmp_path):
+    path = tmp_path / "version0004.keras"
+    path.write_bytes(b"old model")
+
+    def keras_like_save(tmp):
+        try:
+            _half_written(b"m" * 100, OSError(errno.ENOSPC, "No space left on device"))(tmp)
+        except OSError as exc:
+            raise ValueError("could not write the archive") from exc
+    with pytest.raises(DiskFullError, match="disk full while writing"):
+        storage.atomic_write(path, keras_like_save, suffix=".keras")
+    assert path.read_bytes() == b"old model" and _temp_files(tmp_path) == []
+    with pytest.raises(ValueError, match="plain failure"):
+        storage.atomic_write(path, lambda tmp: (_ for _ in ()).throw(ValueError("plain failure")))
