@@ -23,11 +23,16 @@ import numpy as np
 import loggers as lg
 import storage
 from agent import Agent, Resign, User, runTogether
-from config import DEFAULT, Config
+from config import DEFAULT, Config, ConfigError
 from game import Game, GameState, columnOf
 from memory import Memory
 
 _INFO = logging.INFO
+
+
+def sayNow(text: str) -> None:
+    """Print at once (also when stdout is a file or a pipe, which Python buffers)."""
+    print(text, flush=True)
 
 
 def episodeSeed(baseSeed: int, episode: int) -> int:
@@ -217,7 +222,8 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int, i
         return User(name, env.state_size, env.action_size, input_fn, output_fn)
     network = Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, run_folder)
     if version > 0:
-        network.setWeightsFrom(storage.load_model(storage.model_path(run_folder, version)))
+        network.loadWeights(storage.model_path(run_folder, version),
+                            f"saved versions: {', '.join(map(str, savedVersions(run_folder))) or 'none'}")
     sims = cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
     return Agent(name, env.state_size, env.action_size, sims, cfg.CPUCT, network, cfg, logger=lg.logger_mcts)
 
@@ -292,7 +298,7 @@ def _networks(cfg: Config, folder: Path):
 
 
 def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_model_version: int | None = None,
-            initial_memory_version: int | None = None, say=print) -> RunState:
+            initial_memory_version: int | None = None, say=sayNow) -> RunState:
     """Resume the run in the run folder, start one from an archived run, or start anew.
 
     A run folder with a checkpoint is always resumed with its own config.json (a
@@ -337,11 +343,11 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     checkpoint = readCheckpoint(folder)
     best_NN, current_NN = _networks(cfg, folder)
     version = checkpoint["best_player_version"]
-    best = storage.load_model(storage.model_path(folder, version), way_out=(
+    _removeLeftovers(folder, version, say)
+    best_NN.loadWeights(storage.model_path(folder, version), way_out=(
         f"set best_player_version in {folder / 'checkpoint.json'} to an intact saved version "
         f"(saved: {', '.join(map(str, savedVersions(folder))) or 'none'})"))
-    best_NN.setWeightsFrom(best)
-    current_NN.setWeightsFrom(_currentNetwork(folder, best, say))
+    _loadCurrentNetwork(current_NN, best_NN, folder, say)
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     _dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
@@ -349,16 +355,26 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     return RunState(folder, cfg, checkpoint["iteration"], version, memory, best_NN, current_NN, memory_iteration)
 
 
-def _currentNetwork(folder: Path, best, say):
+def _removeLeftovers(folder: Path, best_version: int, say) -> None:
+    """Delete what a killed run left unrecorded: temporary files, and a model saved
+    for a promotion the kill kept out of the checkpoint (the resumed iteration redoes
+    that tournament)."""
+    storage.remove_leftover_temp_files(folder)
+    for version in savedVersions(folder):
+        if version > best_version:
+            storage.model_path(folder, version).unlink()
+            say(f"Removed {storage.model_path(folder, version)}: its promotion never reached the checkpoint.")
+
+
+def _loadCurrentNetwork(current_NN, best_NN, folder: Path, say) -> None:
     """The current network as last saved (models/current.keras), else the best one."""
     path = folder / "models" / "current.keras"
-    if not path.exists():
-        return best
-    try:
-        return storage.load_model(path)
-    except storage.RunFileError as error:
-        say(f"{error}\nThe current network restarts from the best version.")
-        return best
+    current_NN.setWeightsFrom(best_NN.model)
+    if path.exists():
+        try:
+            current_NN.loadWeights(path)
+        except storage.RunFileError as error:
+            say(f"{error}\nThe current network restarts from the best version.")
 
 
 def _resumeMemory(folder: Path, cfg: Config, iteration: int | None, say) -> tuple[Memory, int | None]:
@@ -390,7 +406,7 @@ def _startFromArchive(folder: Path, cfg: Config, run_number: int, model_version,
     if model_version is None:
         model_version = readCheckpoint(archive)["best_player_version"]
     best_NN, current_NN = _networks(run_cfg, folder)
-    best_NN.setWeightsFrom(best_NN.read("connect4", run_number, model_version))
+    best_NN.loadWeights(archive / "models" / storage.model_name(model_version))
     current_NN.setWeightsFrom(best_NN.model)
     memory = Memory(run_cfg.MEMORY_SIZE)
     if memory_version is not None:
@@ -504,6 +520,7 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
            "network_mistake_rate": None}
     if len(run.memory) >= cfg.MIN_MEMORY_SIZE:
         start = time.perf_counter()
+        lg.logger_main.info("--- retraining ---")
         row.update(current_player.replay(run.memory.ltmemory,
                                          progress=f"iteration {iteration}: retraining" if progress else None),
                    trained=True)
@@ -511,6 +528,7 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
         times["retrain"] = time.perf_counter() - start
         logMemorySample(run.memory, current_player, lg.logger_memory)
         start = time.perf_counter()
+        lg.logger_main.info("--- tournament ---")
         scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney,
                                               cfg.EVAL_TURNS_UNTIL_TAU0,
                                               progress=f"iteration {iteration}: tournament" if progress else None)
@@ -528,9 +546,11 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
             lg.logger_main.info("promoted: best version is now %d", run.best_player_version)
     if cfg.EVAL_POSITIONS > 0:
         start = time.perf_counter()
+        lg.logger_main.info("--- evaluation against perfect play ---")
         row.update(evaluateBest(run, f"iteration {iteration}: evaluation" if progress else None))
         times["evaluation"] = time.perf_counter() - start
     start = time.perf_counter()
+    lg.logger_main.info("--- saving ---")
     run.memory.save(storage.memory_path(run.folder, iteration))
     times["save"] = time.perf_counter() - start
     row.update(best_player_version=run.best_player_version, memory_size=len(run.memory),
@@ -545,7 +565,7 @@ def trainIteration(run: RunState, progress: bool = True) -> dict:
     return row
 
 
-def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=print,
+def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=sayNow,
           initial_run: int | None = None, initial_model_version: int | None = None,
           initial_memory_version: int | None = None) -> list[dict]:
     """Run the training loop for `iterations` iterations (None: until interrupted).
@@ -620,7 +640,7 @@ def main(argv: list[str] | None = None) -> None:
               initial_memory_version=initialise.INITIAL_MEMORY_VERSION)
     except KeyboardInterrupt:
         pass
-    except (storage.RunFileError, storage.RunLockedError, storage.DiskFullError) as error:
+    except (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError) as error:
         parser.exit(1, f"{error}\n")
 
 

@@ -112,6 +112,19 @@ class Gen_Model:
         """Copy another model's weights (same architecture) into this network."""
         self.model.set_weights(other.get_weights())
 
+    def loadWeights(self, path, way_out: str = "resume from an earlier version (initialise.py)") -> None:
+        """Take the weights of the .keras file at `path` (loaded in safe mode).  A
+        missing or damaged file, or one whose layers do not fit this network (a config
+        that does not match the run), raises RunFileError naming the file."""
+        saved = storage.load_model(path, way_out)
+        try:
+            self.setWeightsFrom(saved)
+        except ValueError as exc:
+            raise storage.RunFileError(
+                f"model file {path} does not fit the network built from the config (are its "
+                f"HIDDEN_CNN_LAYERS different?): {str(exc)[:200]}; use the config.json of the run the "
+                f"model comes from") from None
+
     def printWeightAverages(self, logger=None) -> None:
         """Log the mean absolute value and std of every layer's weights (model log)."""
         logger = loggers.logger_model if logger is None else logger
@@ -155,8 +168,10 @@ class Residual_CNN(Gen_Model):
 
     @classmethod
     def fromConfig(cls, cfg, input_dim, output_dim, run_folder=None) -> "Residual_CNN":
+        """The network `cfg` describes, writing to `run_folder` (default cfg's RUN_FOLDER)."""
         return cls(cfg.REG_CONST, cfg.LEARNING_RATE, input_dim, output_dim, cfg.HIDDEN_CNN_LAYERS,
-                   cfg.MOMENTUM, run_folder, cfg.path("RUN_ARCHIVE_FOLDER"))
+                   cfg.MOMENTUM, cfg.path("RUN_FOLDER") if run_folder is None else run_folder,
+                   cfg.path("RUN_ARCHIVE_FOLDER"))
 
     def _conv(self, x, filters, kernel_size):
         return layers.Conv2D(filters, kernel_size, padding="same", use_bias=False,

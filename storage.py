@@ -7,11 +7,14 @@ target, so a kill at any instant leaves either the old file or the new one.
 Layout of a run folder::
 
     config.json                the run's configuration (everything is built from it)
-    checkpoint.json            iteration reached, best version, memory snapshot
+    checkpoint.json            iterations done, best version, memory snapshot (written at
+                               the end of each iteration, and at once after a promotion)
     metrics.jsonl              one JSON row per finished iteration
     logs/                      main, memory, tourney, mcts, model logs (rotated)
     models/versionNNNN.keras   every promoted network (version 1 = the initial one)
+    models/current.keras       the current network, after its latest retraining
     memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
+    .lock                      held by the process training in the folder
 """
 
 from __future__ import annotations
@@ -97,6 +100,16 @@ def remove_temp_files(path) -> None:
     has one writer, so none of them belongs to a write in progress)."""
     for tmp in temp_files(path):
         tmp.unlink(missing_ok=True)
+
+
+def remove_leftover_temp_files(run_folder) -> list[Path]:
+    """Delete every temporary file killed writes left in a run folder (call it with
+    the run's lock held); returns what was removed."""
+    folder = Path(run_folder)
+    leftovers = [tmp for sub in (folder, folder / "models", folder / "memory") for tmp in sub.glob(".*.tmp*")]
+    for tmp in leftovers:
+        tmp.unlink(missing_ok=True)
+    return leftovers
 
 
 def atomic_write(path, write: Callable[[Path], None], suffix: str = "") -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import shutil
 from collections import defaultdict
 
 import numpy as np
@@ -452,3 +453,30 @@ def test_a_sampled_opening_makes_tournament_games_differ(tmp_path, tiny_cfg):
     openings = {name: {game[:4] for game in games} for name, games in [("greedy", greedy), ("sampled", sampled)]}
     assert len(openings["greedy"]) <= 2, openings  # one opening per colour assignment, replayed
     assert len(openings["sampled"]) >= 6, openings
+
+
+def test_resume_removes_what_a_kill_left_unrecorded(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder)
+    funcs.openRun(cfg, say=lambda _: None)
+    shutil.copy(storage.model_path(folder, 1), storage.model_path(folder, 2))  # promoted, never checkpointed
+    (folder / "memory").mkdir(exist_ok=True)
+    leftover = folder / "memory" / ".memory0001.npz.abcd.tmp"
+    leftover.write_bytes(b"half")
+    said = []
+    funcs.openRun(cfg, say=said.append)
+    assert funcs.savedVersions(folder) == [1] and not leftover.exists()
+    assert "version0002.keras" in said[0] and "never reached the checkpoint" in said[0]
+
+
+def test_a_config_that_does_not_fit_the_saved_models_is_named(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder)
+    funcs.openRun(cfg, say=lambda _: None)
+    changed = cfg.replace(HIDDEN_CNN_LAYERS=[{"filters": 16, "kernel_size": (3, 3)}])
+    (folder / "config.json").write_text(changed.to_json())
+    with pytest.raises(storage.RunFileError, match=r"version0001\.keras does not fit the network"):
+        funcs.openRun(cfg, say=lambda _: None)
+    (folder / "config.json").write_text("{broken")
+    with pytest.raises(SystemExit):
+        funcs.main(["--iterations", "1", "--run-folder", str(folder)])
