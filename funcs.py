@@ -87,7 +87,7 @@ class Episode:
             except Resign:
                 self.done, self.value = True, -1
                 if self.logger.isEnabledFor(_INFO):
-                    self.logger.info("%s resigns", self.names[self.state.playerTurn])
+                    self.logger.info("game %d: %s resigns", self.index + 1, self.names[self.state.playerTurn])
                 return
             self._playMove(*move)
 
@@ -106,13 +106,14 @@ class Episode:
         lg_ = self.logger
         mover = "X" if state.playerTurn == 1 else "O"
         state.render(lg_)
-        lg_.info("%s (%s) to move; visit shares by column: %s", self.names[state.playerTurn], mover,
+        game = self.index + 1
+        lg_.info("game %d: %s (%s) to move; visit shares by column: %s", game, self.names[state.playerTurn], mover,
                  " ".join(f"{c + 1}:{pi[state.actionForColumn(c)]:.2f}" if state.actionForColumn(c) is not None
                           else f"{c + 1}:--" for c in range(7)))
         if mcts_value is not None:
-            lg_.info("MCTS perceived value for %s: %+.3f; NN perceived value: %+.3f", mover, mcts_value, nn_value)
-        lg_.info("action: column %d", columnOf(action) + 1)
-
+            lg_.info("game %d: MCTS perceived value for %s: %+.3f; NN perceived value: %+.3f", game, mover,
+                     mcts_value, nn_value)
+        lg_.info("game %d: action: column %d", game, columnOf(action) + 1)
 
 
 def _seats(player1, player2, episodes: int, goes_first: int):

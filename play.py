@@ -679,20 +679,20 @@ _LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ (.*)$")
 _EPISODE_START = re.compile(r"^EPISODE (\d+): (.*) \(X\) vs (.*) \(O\)$")
 _EPISODE_END = re.compile(r"^EPISODE (\d+): (.*) after (\d+) moves$")
 _BOARD_ROW = re.compile(r"^[XO-]( [XO-]){6}$")
-_TO_MOVE = re.compile(r"^(.*) \(([XO])\) to move; visit shares by column: (.*)$")
-_VALUES = re.compile(r"^MCTS perceived value for [XO]: ([-+]?[\d.]+); NN perceived value: ([-+]?[\d.]+)$")
-_ACTION = re.compile(r"^action: column ([1-7])$")
-_RESIGNS = re.compile(r"^(.*) resigns$")
+_TO_MOVE = re.compile(r"^game (\d+): (.*) \(([XO])\) to move; visit shares by column: (.*)$")
+_VALUES = re.compile(r"^game \d+: MCTS perceived value for [XO]: ([-+]?[\d.]+); NN perceived value: ([-+]?[\d.]+)$")
+_ACTION = re.compile(r"^game (\d+): action: column ([1-7])$")
+_RESIGNS = re.compile(r"^game (\d+): (.*) resigns$")
 
 
 def gamesFromLog(path) -> list[Replay]:
     """The games in a log of played matches (see `funcs.Episode._logMove`), in the
     order they started.
 
-    Each logged move is its board, a line of visit shares, the values (agents only)
-    and "action: column N".  Games of one match are played at once, so their moves
-    interleave: each move goes to the open game whose position is the logged board.
-    Moves of games whose start is not in the file (a rotated log) are skipped."""
+    Each logged move is its board, then lines "game N: ..." with the visit shares,
+    the values (agents only) and "action: column C".  Games of one match are played
+    at once, so their moves interleave: each goes to game N.  Moves of games whose
+    start is not in the file (a rotated log) are skipped."""
     games: list[Replay] = []
     open_games: dict[int, Replay] = {}
     rows: list[str] = []
@@ -714,40 +714,32 @@ def gamesFromLog(path) -> list[Replay]:
             elif _BOARD_ROW.match(message):
                 rows = (rows + [message])[-ROWS:]
             elif m := _TO_MOVE.match(message):
-                pending = {"player": m.group(1), "turn": 1 if m.group(2) == "X" else -1,
+                pending = {"game": int(m.group(1)), "player": m.group(2), "turn": 1 if m.group(3) == "X" else -1,
                            "shares": [None if s.split(":")[1] == "--" else float(s.split(":")[1])
-                                      for s in m.group(3).split()]}
+                                      for s in m.group(4).split()]}
             elif m := _VALUES.match(message):
                 pending.update(search_value=float(m.group(1)), nn_value=float(m.group(2)))
-            elif (m := _ACTION.match(message)) and pending:
-                _logMove(open_games, rows, pending, int(m.group(1)) - 1)
+            elif (m := _ACTION.match(message)) and pending.get("game") == int(m.group(1)):
+                _logMove(open_games.get(pending["game"]), rows, pending, int(m.group(2)) - 1)
                 pending = {}
-            elif (m := _RESIGNS.match(message)) and open_games:
-                _logResign(open_games, m.group(1))
+            elif (m := _RESIGNS.match(message)) and int(m.group(1)) in open_games:
+                open_games[int(m.group(1))].frames[-1].player = m.group(2)
     return games
 
 
-def _logMove(open_games: dict, rows: list[str], pending: dict, column: int) -> None:
-    for number in sorted(open_games):
-        frame = open_games[number].frames[-1]
-        state = frame.state
-        if state.playerTurn == pending["turn"] and state.text().splitlines()[:ROWS] == rows:
-            action = state.actionForColumn(column)
-            if action is None:
-                return
-            frame.action, frame.shares, frame.player = action, pending["shares"], pending["player"]
-            frame.search_value, frame.nn_value = pending.get("search_value"), pending.get("nn_value")
-            open_games[number].frames.append(Frame(state.takeAction(action)[0], [None] * COLUMNS))
-            return
-
-
-def _logResign(open_games: dict, player: str) -> None:
-    """Mark the resigning player on the first open game where they are to move."""
-    for number in sorted(open_games):
-        replay = open_games[number]
-        if replay.players[replay.frames[-1].state.playerTurn] == player:
-            replay.frames[-1].player = player
-            return
+def _logMove(replay: Replay | None, rows: list[str], pending: dict, column: int) -> None:
+    """Add a logged move to its game's replay (skipped when the game's start is not
+    in the file, or the logged board is not the game's position)."""
+    if replay is None:
+        return
+    frame = replay.frames[-1]
+    state = frame.state
+    action = state.actionForColumn(column)
+    if state.playerTurn != pending["turn"] or state.text().splitlines()[:ROWS] != rows or action is None:
+        return
+    frame.action, frame.shares, frame.player = action, pending["shares"], pending["player"]
+    frame.search_value, frame.nn_value = pending.get("search_value"), pending.get("nn_value")
+    replay.frames.append(Frame(state.takeAction(action)[0], [None] * COLUMNS))
 
 
 # -- the terminal ------------------------------------------------------------------------------

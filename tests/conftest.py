@@ -32,3 +32,10 @@ def tiny_model(tiny_cfg) -> Residual_CNN:
     keras.utils.set_random_seed(tiny_cfg.SEED)
     game = Game()
     return Residual_CNN.fromConfig(tiny_cfg, game.input_shape, game.action_size)
+
+
+@pytest.fixture(autouse=True)
+def seeded():
+    """Every test starts from the same Python, numpy and TensorFlow seeds, so networks
+    it builds get the same weights whatever ran before it."""
+    keras.utils.set_random_seed(1234)

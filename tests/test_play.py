@@ -419,3 +419,25 @@ def test_boardText_in_colour_draws_red_and_yellow_discs():
     assert coloured.count("\033[31m●") == 1 and coloured.count("\033[33m●") == 1  # X red, O yellow
     assert "X" not in coloured and "O" not in coloured and "[" in coloured
     assert coloured.splitlines()[-1] == plain.splitlines()[-1]  # the column numbers stay
+
+
+def test_a_tournament_log_replays_every_game_with_its_own_moves(tiny_cfg, tmp_path, monkeypatch):
+    played: dict[int, str] = {}
+    play_move = funcs.Episode._playMove
+
+    def recording(episode, action, *rest):
+        played[episode.index] = played.get(episode.index, "") + str(columnOf(action) + 1)
+        return play_move(episode, action, *rest)
+    monkeypatch.setattr(funcs.Episode, "_playMove", recording)
+    networks = [Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42) for _ in range(2)]
+    best, current = (Agent(name, 84, 42, 8, 1.0, network, tiny_cfg, seed=i)
+                     for i, (name, network) in enumerate(zip(("best", "current"), networks)))
+    log = _loggingTo(tmp_path, tiny_cfg, "tourney")
+    try:
+        funcs.playMatches(best, current, 6, lg.logger_tourney, 2)
+    finally:
+        lg.disable_all()
+    replays = play.gamesFromLog(log)
+    assert [replay.moves for replay in replays] == [played[e] for e in range(6)]
+    assert [replay.players[1] for replay in replays] == ["best", "current"] * 3
+    assert all(GameState.fromMoves(replay.moves).isEndGame for replay in replays)
