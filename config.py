@@ -88,7 +88,8 @@ class Config:
 
     # --- tournament --------------------------------------------------------------
     EVAL_EPISODES: int = 20
-    """Tournament games between the current and the best network per iteration."""
+    """Tournament games between the current and the best network per iteration (even:
+    each network starts half of them)."""
     EVAL_TURNS_UNTIL_TAU0: int = 4
     """Tournament moves sampled from visit counts at the start of each game (then the
     most visited is played).  The tutorial plays every tournament move at tau=0, which
@@ -162,6 +163,9 @@ class Config:
             raise ConfigError(f"MOMENTUM must lie in [0, 1), got {self.MOMENTUM}")
         if self.SCORING_THRESHOLD <= 0:
             raise ConfigError(f"SCORING_THRESHOLD must be positive, got {self.SCORING_THRESHOLD}")
+        if self.EVAL_EPISODES % 2:
+            raise ConfigError(f"EVAL_EPISODES must be even, so that each network starts half of the "
+                              f"tournament games, got {self.EVAL_EPISODES}")
         if self.BATCH_SIZE > self.MEMORY_SIZE:
             raise ConfigError(f"BATCH_SIZE ({self.BATCH_SIZE}) must not exceed MEMORY_SIZE ({self.MEMORY_SIZE})")
         if not self.BATCH_SIZE <= self.MIN_MEMORY_SIZE <= self.MEMORY_SIZE:

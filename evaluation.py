@@ -376,19 +376,24 @@ def fitElo(results: Sequence[PairResult], anchor: str | None = None,
 
 
 def rateVersions(run_folder, versions: Sequence[int], games_per_pair: int = 10, sims: int | None = None,
-                 opening_turns: int = 4, seed: int = 0) -> list[dict]:
-    """Round robin between saved versions of a run (0: the untrained network) and a
-    RandomPlayer, `games_per_pair` games per pair with colours alternating; agents
-    search `sims` simulations (default the run's MCTS_SIMS) and sample their first
-    `opening_turns` moves so that repeated games differ.  Returns one row per player,
-    best first: player, elo (RandomPlayer = 0), stderr, games, score (points share)."""
+                 opening_turns: int = 4, seed: int = 0, rollout_simulations: int | None = 100) -> list[dict]:
+    """Round robin between saved versions of a run (0: the untrained network) and the
+    reference opponents (a RandomPlayer, and a RolloutMCTSPlayer with
+    `rollout_simulations` unless None), `games_per_pair` games per pair with colours
+    alternating; agents search `sims` simulations (default the run's MCTS_SIMS) and
+    sample their first `opening_turns` moves so that repeated games differ.  Returns
+    one row per player, best first: player, elo (RandomPlayer = 0), stderr, games,
+    score (points share)."""
     import funcs
 
     folder = Path(run_folder)
     cfg = funcs.runConfig(folder, DEFAULT)
     env = Game()
-    players = [RandomPlayer(seed)] + [funcs.versionPlayer(f"version{v}", env, cfg, folder, v, mcts_simulations=sims)
-                                      for v in versions]
+    references = [RandomPlayer(seed)]
+    if rollout_simulations is not None:
+        references.append(RolloutMCTSPlayer(rollout_simulations, seed))
+    players = references + [funcs.versionPlayer(f"version{v}", env, cfg, folder, v, mcts_simulations=sims)
+                            for v in versions]
     results = []
     for a in range(len(players)):
         for b in range(a + 1, len(players)):

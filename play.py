@@ -439,7 +439,27 @@ def playInNotebook(agent: Agent, human_first: bool = True, sims: int | None = No
         game = WidgetGame(agent, human_first, sims)
         display(game)
         return game
-    return playGame(agent, human_first, input_fn, output_fn, sims=sims)
+    return playGame(agent, human_first, input_fn, output_fn, sims=sims, show=_figureShow() if _inIPython() else None)
+
+
+def _inIPython() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None
+
+
+def _figureShow():
+    """Show a board as a figure (red and yellow discs) in an IPython front end."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    def show(state, last_action):
+        figure = boardFigure(state, last_action)
+        display(figure)
+        plt.close(figure)
+    return show
 
 
 # -- inspecting one search -----------------------------------------------------------------

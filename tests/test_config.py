@@ -13,6 +13,8 @@ SMALL_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
     ({"MCTS_SIMS": 0}, "MCTS_SIMS"),
     ({"MCTS_SIMS": -3}, "MCTS_SIMS"),
     ({"EPISODES": 0}, "EPISODES"),
+    ({"EVAL_EPISODES": 7}, "EVAL_EPISODES"),
+    ({"EVAL_TURNS_UNTIL_TAU0": -1}, "EVAL_TURNS_UNTIL_TAU0"),
     ({"EPSILON": -0.01}, "EPSILON"),
     ({"EPSILON": 1.5}, "EPSILON"),
     ({"ALPHA": 0}, "ALPHA"),

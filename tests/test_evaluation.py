@@ -251,13 +251,14 @@ def test_fit_elo_orders_players_and_stays_finite_when_one_wins_everything():
     assert centred["a"].elo - centred["b"].elo == pytest.approx(ratings["a"].elo - ratings["b"].elo)
 
 
-def test_rate_versions_plays_a_round_robin_with_the_random_player(tmp_path, tiny_cfg):
+def test_rate_versions_plays_a_round_robin_with_the_reference_opponents(tmp_path, tiny_cfg):
     (tmp_path / "config.json").write_text(tiny_cfg.to_json())
-    table = evaluation.rateVersions(tmp_path, [0], games_per_pair=2, sims=4)
-    assert sorted(row["player"] for row in table) == ["random", "version0"]
-    random_row = next(row for row in table if row["player"] == "random")
-    assert random_row["elo"] == 0 and random_row["games"] == 2
-    assert sum(row["score"] for row in table) == pytest.approx(1)
+    table = evaluation.rateVersions(tmp_path, [0], games_per_pair=2, sims=4, rollout_simulations=20)
+    players = {row["player"]: row for row in table}
+    assert sorted(players) == ["random", "rollout_mcts20", "version0"]
+    assert players["random"]["elo"] == 0 and all(row["games"] == 4 for row in table)
+    assert sum(row["score"] for row in table) == pytest.approx(1.5)  # 3 pairs of 2 games, 1 point a game
+    assert all(math.isfinite(row["stderr"]) for row in table)
 
 
 # -- the progress plot -------------------------------------------------------------------------------
