@@ -4,8 +4,9 @@ A move's search is written as a generator, `Agent.actSteps`: it yields every lea
 position that needs the network and is resumed with that position's
 (value, probabilities).  `Agent.act` answers each request at once (one game, one
 position per network call); `runTogether` drives many games' generators in
-lockstep and answers all their requests with one batched call.  Both run exactly the
-same search.
+lockstep and answers all their requests with one batched call.  Both run the same
+search code; only the network's numbers may differ in their last bits between batch
+sizes (the CPU kernels sum in a different order), which can flip an exact tie.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"])
     At every step each generator waiting for an evaluation has one pending leaf; the
     leaves are grouped by network (`playerOf(i).model`, the player whose search
     generator i runs now) and each group is evaluated in ONE batched call, then every
-    generator resumes until its next request.  Each generator's search is exactly the
-    sequential one: only the network calls are shared."""
+    generator resumes until its next request.  Each generator runs the sequential
+    search: only the network calls are shared."""
     results: list = [None] * len(searches)
     pending: dict[int, GameState] = {}
 

@@ -2,8 +2,8 @@
 
 `playMatches` plays all its episodes at once, in lockstep (`agent.runTogether`): every
 live game's search runs to its next leaf, all leaves that need the same network are
-evaluated in one batched call, then every game resumes.  Within a game the search is exactly the
-sequential one (`Agent.actSteps` is the same code `Agent.act` runs); only the
+evaluated in one batched call, then every game resumes.  Within a game the search is
+the sequential one (`Agent.actSteps` is the same code `Agent.act` runs); only the
 network calls are shared.
 
 `train` is the tutorial's loop: self-play with the best network -> memory -> retrain

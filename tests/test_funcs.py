@@ -45,7 +45,7 @@ def recordingLogger(name):
     return logger, stream
 
 
-def playOneAtATime(player1, player2, episodes, turns_until_tau0):
+def playOneAtATime(player1, player2, episodes, turns_until_tau0, noise=False):
     """The games funcs.playMatches(player1, player2, ...) plays (colours alternating),
     one at a time through Agent.act with the same per-game seeds, as move strings."""
     base = int(player1.rng.integers(2**32))
@@ -57,7 +57,7 @@ def playOneAtATime(player1, player2, episodes, turns_until_tau0):
         seats = {1: one, -1: two} if e % 2 == 0 else {1: two, -1: one}
         state, moves = GameState.initial(), ""
         while not state.isEndGame:
-            action = seats[state.playerTurn].act(state, 1 if len(moves) < turns_until_tau0 else 0)[0]
+            action = seats[state.playerTurn].act(state, 1 if len(moves) < turns_until_tau0 else 0, noise)[0]
             moves += str(action % 7 + 1)
             state = state.takeAction(action)[0]
         games.append(moves)
@@ -91,36 +91,49 @@ def movesFromMemory(memory: Memory, episodes: int):
     return games
 
 
+class RowByRow(Residual_CNN):
+    """The real tiny network, run one position per call inside `predict`, so that its
+    numbers do not depend on how positions are batched (CPU kernels sum in a
+    batch-dependent order): a move-for-move comparison stays exact on any CPU."""
+
+    def predict(self, x):
+        rows = [Residual_CNN.predict(self, x[i:i + 1]) for i in range(len(x))]
+        return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
+
+
 @pytest.mark.parametrize("turns_until_tau0", [0, 4])
 @pytest.mark.parametrize("match", ["self-play", "tournament"])
 def test_batched_matches_play_the_same_games_as_one_game_at_a_time(tiny_cfg, monkeypatch, match, turns_until_tau0):
     episodes = 4
-    cfg = tiny_cfg.replace(EPSILON=0.0)  # self-play's root noise off: same seeds would still match, but tidier
-    networks = [Residual_CNN.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
+    networks = [RowByRow.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
 
     def players():
-        one = makeAgent("one", networks[0], cfg, seed=11)
-        return (one, one) if match == "self-play" else (one, makeAgent("two", networks[1], cfg, seed=12))
+        one = makeAgent("one", networks[0], tiny_cfg, seed=11)
+        return (one, one) if match == "self-play" else (one, makeAgent("two", networks[1], tiny_cfg, seed=12))
     batched = recordMoves(monkeypatch)
-    memory = Memory(10_000) if match == "self-play" else None
-    scores, _, _, _ = funcs.playMatches(*players(), episodes, quietLogger(), turns_until_tau0, memory)
-    sequential = playOneAtATime(*players(), episodes, turns_until_tau0)
+    selfplay = match == "self-play"  # self-play collects memory, and so uses root noise
+    scores, _, _, _ = funcs.playMatches(*players(), episodes, quietLogger(), turns_until_tau0,
+                                        Memory(10_000) if selfplay else None)
+    sequential = playOneAtATime(*players(), episodes, turns_until_tau0, noise=selfplay)
     assert [batched[e] for e in range(episodes)] == sequential
     finals = [GameState.fromMoves(moves) for moves in sequential]
     assert all(final.isEndGame for final in finals)
     assert scores["drawn"] == sum(final.value[0] == 0 for final in finals)
 
 
-def test_selfplay_memory_targets_are_z_for_the_player_to_move(tiny_model, tiny_cfg):
+def test_selfplay_memory_targets_are_z_for_the_player_to_move(tiny_model, tiny_cfg, monkeypatch):
+    played = recordMoves(monkeypatch)
     agent = makeAgent("self", tiny_model, tiny_cfg)
     _, memory, _, _ = funcs.playMatches(agent, agent, 4, quietLogger(), 2, Memory(10_000))
-    for game in movesFromMemory(memory, 4):
-        last = game[-1]  # the position before the final move: its player to move made that move
-        final_mover = last["playerTurn"]
-        decisive = abs(last["value"]) == 1
-        for row in game:
-            expected = (1 if row["playerTurn"] == final_mover else -1) if decisive else 0
-            assert row["value"] == expected
+    rows = list(memory.ltmemory)
+    for e in range(4):  # games are committed in episode order, each position with its mirror image
+        final = GameState.fromMoves(played[e])
+        winner = -final.playerTurn if final.value[0] == -1 else None  # the last mover, if the game was won
+        game_rows, rows = rows[:2 * len(played[e])], rows[2 * len(played[e]):]
+        assert [row["state"].stones for row in game_rows[::2]] == list(range(len(played[e])))
+        for row in game_rows:
+            assert row["value"] == (0 if winner is None else 1 if row["playerTurn"] == winner else -1)
+    assert rows == []
     for i in range(0, len(memory.ltmemory), 2):
         original, mirror = memory.ltmemory[i], memory.ltmemory[i + 1]
         assert mirror["value"] == original["value"]

@@ -142,14 +142,29 @@ def test_well_formed_arrays_load(tmp_path):
     assert len(Memory.load(path, 10)) == 3
 
 
-def test_pickled_object_array_is_refused(tmp_path):
+class _Payload:
+    """Unpickling this writes a marker file: proof that code ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_pickled_object_array_is_refused_and_never_unpickled(tmp_path):
     path = tmp_path / "memory0001.npz"
+    marker = tmp_path / "code_ran"
     arrays = _arrays(1)
-    arrays["board"] = np.array([GameState.initial()], dtype=object)
+    arrays["board"] = np.array([_Payload(marker)], dtype=object)
     np.savez(path, **arrays)
     with pytest.raises(RunFileError, match="pickle") as info:
         Memory.load(path, 10)
     assert str(path) in str(info.value)
+    assert not marker.exists()
+    with np.load(path, allow_pickle=True) as data:  # the payload is live: loading it unsafely runs it
+        data["board"]
+    assert marker.exists()
 
 
 def _damaged(tmp_path, kind: str):
