@@ -455,7 +455,7 @@ def plotMetrics(run_folder):
                     label="agent (MCTS)")
     mistake_ax.plot(*_series(rows, lambda r: 100 * r["network_mistake_rate"]), marker=".", color="C1",
                     label="raw network")
-    mistake_ax.legend(fontsize=8, loc="lower left")
+    mistake_ax.legend(fontsize=8, loc="upper right")
     mistake_ax.set_ylabel("% of benchmark positions")
     mistake_ax.set_title("mistakes against perfect play")
     version_ax = mistake_ax.twinx()
