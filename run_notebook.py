@@ -32,11 +32,13 @@ class StreamingClient(NotebookClient):
 
 def runNotebook(path: Path, output: Path, timeout: int | None = None) -> None:
     """Execute the notebook at `path` and save it, with its outputs, to `output`.  What
-    the kernel process itself writes to stderr (TensorFlow's start-up chatter, a
-    crash report) goes to `output` with the suffix .kernel.log."""
+    the kernel process writes below Python (TensorFlow's start-up chatter, a crash
+    report) is not captured into cell outputs but goes to `output` with the suffix
+    .kernel.log."""
     notebook = nbformat.read(path, as_version=4)
     client = StreamingClient(notebook, timeout=timeout, kernel_name="python3",
-                             resources={"metadata": {"path": str(path.resolve().parent)}})
+                             resources={"metadata": {"path": str(path.resolve().parent)}},
+                             extra_arguments=["--IPKernelApp.capture_fd_output=False"])
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         with open(output.with_suffix(".kernel.log"), "w") as kernel_log:
