@@ -385,9 +385,10 @@ def rateVersions(run_folder, versions: Sequence[int], games_per_pair: int = 10, 
     one row per player, best first: player, elo (RandomPlayer = 0), stderr, games,
     score (points share)."""
     import funcs
+    import runs
 
     folder = Path(run_folder)
-    cfg = funcs.runConfig(folder, DEFAULT)
+    cfg = runs.runConfig(folder, DEFAULT)
     env = Game()
     references = [RandomPlayer(seed)]
     if rollout_simulations is not None:
@@ -431,13 +432,13 @@ def plotMetrics(run_folder):
     tournament (wins of the current and the best network, promotions starred), the
     mistake rate on the benchmark positions with the best version, and memory size.
     Rows missing a value leave a gap; safe to call while training appends rows (each
-    append is atomic); a damaged file raises funcs.readMetrics' RunFileError.  The
+    append is atomic); a damaged file raises runs.readMetrics' RunFileError.  The
     caller closes the figure (matplotlib.pyplot.close)."""
     import matplotlib.pyplot as plt
 
-    import funcs
+    import runs
 
-    rows = funcs.readMetrics(run_folder)
+    rows = runs.readMetrics(run_folder)
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     (loss_ax, tourney_ax), (mistake_ax, memory_ax) = axes
     for key in ("loss", "value_loss", "policy_loss"):

@@ -1,7 +1,7 @@
 """Where a new run starts from.
 
 Leave all three None to start from an untrained network.  To start a new run from an
-archived one (``run_archive/connect4/runNNNN/``, see `funcs.archiveRun`), set
+archived one (``run_archive/connect4/runNNNN/``, see `runs.archiveRun`), set
 INITIAL_RUN_NUMBER, and optionally the model version (default: that run's best) and
 the memory snapshot (default: empty memory).  The archived run's own config.json is
 used for everything the new run builds.

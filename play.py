@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import funcs
+import runs
 import storage
 from agent import Agent, Resign, askForColumn, parseColumn
 from config import DEFAULT, Config
@@ -51,10 +52,10 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     elif isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version!r}")
     elif version > 0 and not storage.model_path(folder, version).exists():
-        saved = ", ".join(map(str, funcs.savedVersions(folder))) or "none"
+        saved = ", ".join(map(str, runs.savedVersions(folder))) or "none"
         raise ValueError(f"run folder {folder} has no saved version {version}; saved versions: {saved} "
                          "(or 0 for an untrained network)")
-    run_cfg = funcs.runConfig(folder, cfg)
+    run_cfg = runs.runConfig(folder, cfg)
     return funcs.versionPlayer(name, Game(), run_cfg, folder, version, mcts_simulations=sims)
 
 
@@ -62,7 +63,7 @@ def _bestVersion(folder: Path) -> int:
     if not (folder / "checkpoint.json").exists():
         raise storage.RunFileError(f"{folder} holds no run (no checkpoint.json): train first, point "
                                    "run_folder at a run, or choose version 0 (an untrained network)")
-    return funcs.readCheckpoint(folder)["best_player_version"]
+    return runs.readCheckpoint(folder)["best_player_version"]
 
 
 # -- drawing ---------------------------------------------------------------------------

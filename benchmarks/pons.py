@@ -25,6 +25,7 @@ import keras  # noqa: E402
 
 import evaluation  # noqa: E402
 import funcs  # noqa: E402
+import runs
 import storage  # noqa: E402
 from config import DEFAULT, PROJECT_ROOT, ConfigError  # noqa: E402
 from game import Game  # noqa: E402
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv)
     if args.version is None:
         has_run = (args.run_folder / "checkpoint.json").exists()
-        args.version = funcs.readCheckpoint(args.run_folder)["best_player_version"] if has_run else 0
+        args.version = runs.readCheckpoint(args.run_folder)["best_player_version"] if has_run else 0
     if args.version < 0:
         parser.error("--version must be 0 (untrained) or a saved version number")
     if args.sims is not None and args.sims < 1:
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if missing:
         parser.error(f"{args.pons_folder} lacks the set files {missing}")
     try:
-        cfg = funcs.runConfig(args.run_folder, DEFAULT)
+        cfg = runs.runConfig(args.run_folder, DEFAULT)
         sims = args.sims or cfg.EVAL_SIMS
         keras.utils.set_random_seed(cfg.SEED)
         player = funcs.versionPlayer("evaluated", Game(), cfg, args.run_folder, args.version, mcts_simulations=sims)

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import funcs  # noqa: E402
+import runs
 from config import DEFAULT  # noqa: E402
 from game import Game  # noqa: E402
 from model import Residual_CNN  # noqa: E402
@@ -101,7 +102,7 @@ def main() -> None:
         limit = {b: positionsPerSecond(probe, b) for b in (1, tournament_batch, selfplay_batch)}
         tutorial = tutorialSecondsPerPosition(probe)
 
-        run = funcs.openRun(cfg, say=lambda _: None)
+        run = runs.openRun(cfg, say=lambda _: None)
         sizes = recordBatchSizes(run.best_NN)
         start = time.perf_counter()
         row = funcs.trainIteration(run, progress=False)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import funcs
+import runs
 import loggers
 import storage
 from agent import Agent
@@ -186,7 +187,7 @@ def test_goes_first_is_validated(tiny_model, tiny_cfg):
 
 def test_human_plays_through_versions(tmp_path, tiny_cfg):
     cfg = tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "run"), MCTS_SIMS=2)
-    funcs.openRun(cfg, say=lambda _: None)
+    runs.openRun(cfg, say=lambda _: None)
     typed = iter(["x", "9", ""] + [str(c) for c in [1, 2, 3, 4, 5, 6, 7] * 6])
     shown = []
     scores, _, points, _ = funcs.playMatchesBetweenVersions(Game(), None, -1, 1, 1, quietLogger(), 0, goes_first=1,
@@ -223,7 +224,7 @@ def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tin
         promoted = storage.load_model(storage.model_path(folder, 2))(x)[1].numpy()
         assert np.allclose(promoted, current, atol=1e-6)
     else:
-        assert funcs.savedVersions(folder) == [1]
+        assert runs.savedVersions(folder) == [1]
     assert len(Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)) == row["memory_size"]
     metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
     assert metrics == [row]
@@ -247,7 +248,7 @@ def test_resume_uses_the_run_config_not_the_callers(tmp_path, tiny_cfg):
     funcs.train(1, first, progress=False, say=lambda _: None)
     said = []
     other = tinyRunConfig(tiny_cfg, folder, HIDDEN_CNN_LAYERS=[{"filters": 16, "kernel_size": (3, 3)}])
-    run = funcs.openRun(other, say=said.append)
+    run = runs.openRun(other, say=said.append)
     assert run.cfg.HIDDEN_CNN_LAYERS == first.HIDDEN_CNN_LAYERS
     assert run.best_NN.model.layers[2].kernel.shape[-1] == 4
     assert run.iteration == 1 and len(run.memory) > 0
@@ -262,18 +263,18 @@ def test_a_new_run_starts_from_an_archived_one(tmp_path, tiny_cfg):
     archive = tmp_path / "archive"
     cfg = tinyRunConfig(tiny_cfg, tmp_path / "first", RUN_ARCHIVE_FOLDER=str(archive))
     funcs.train(1, cfg, progress=False, say=lambda _: None)
-    target = funcs.archiveRun(cfg)
+    target = runs.archiveRun(cfg)
     assert target == archive / "connect4" / "run0001"
     second = cfg.replace(RUN_FOLDER=str(tmp_path / "second"))
     said = []
-    run = funcs.openRun(second, initial_run=1, initial_model_version=1, initial_memory_version=1, say=said.append)
+    run = runs.openRun(second, initial_run=1, initial_model_version=1, initial_memory_version=1, say=said.append)
     archived = storage.load_model(storage.model_path(target, 1))
     x = np.zeros((1, 2, 6, 7), dtype=np.float32)
     assert np.allclose(run.best_NN.predict(x)[1], archived(x)[1].numpy(), atol=1e-6)
     assert len(run.memory) == len(Memory.load(storage.memory_path(target, 1), cfg.MEMORY_SIZE))
     assert "from archived run 1" in said[0]
     with pytest.raises(FileExistsError):
-        funcs.archiveRun(cfg, run_number=1)
+        runs.archiveRun(cfg, run_number=1)
 
 
 def test_loggers_are_replaced_not_piled_up_and_capped(tmp_path, tiny_cfg):
@@ -300,38 +301,38 @@ def test_resume_drops_metrics_rows_beyond_the_checkpoint_and_names_a_corrupt_met
     metrics = folder / "metrics.jsonl"
     row = json.loads(metrics.read_text())
     storage.append_line(metrics, json.dumps({**row, "iteration": 2}))  # as if killed before the checkpoint
-    funcs.openRun(cfg, say=lambda _: None)
-    assert [r["iteration"] for r in funcs.readMetrics(folder)] == [1]
+    runs.openRun(cfg, say=lambda _: None)
+    assert [r["iteration"] for r in runs.readMetrics(folder)] == [1]
     storage.append_line(metrics, '{"iteration": 2, "loss": 0.')
     with pytest.raises(storage.RunFileError, match=r"metrics\.jsonl line 2 is corrupt"):
-        funcs.openRun(cfg, say=lambda _: None)
+        runs.openRun(cfg, say=lambda _: None)
 
 
 def test_a_missing_model_or_checkpoint_names_the_file(tmp_path, tiny_cfg):
     folder = tmp_path / "run"
     cfg = tinyRunConfig(tiny_cfg, folder)
-    funcs.openRun(cfg, say=lambda _: None)
+    runs.openRun(cfg, say=lambda _: None)
     storage.model_path(folder, 1).unlink()
     with pytest.raises(storage.RunFileError, match=r"version0001\.keras is missing.*best_player_version"):
-        funcs.openRun(cfg, say=lambda _: None)
+        runs.openRun(cfg, say=lambda _: None)
     (folder / "checkpoint.json").write_text("{not json")
     with pytest.raises(storage.RunFileError, match=r"checkpoint\.json is corrupt"):
-        funcs.openRun(cfg, say=lambda _: None)
+        runs.openRun(cfg, say=lambda _: None)
 
 
 def test_a_promotion_is_checkpointed_before_the_rest_of_the_iteration(tmp_path, tiny_cfg, monkeypatch):
     folder = tmp_path / "run"
     cfg = tinyRunConfig(tiny_cfg, folder, SCORING_THRESHOLD=1e-6, EVAL_EPISODES=4)
-    run = funcs.openRun(cfg, say=lambda _: None)
+    run = runs.openRun(cfg, say=lambda _: None)
 
     def killed(*args, **kwargs):
         raise RuntimeError("killed after the tournament")
     monkeypatch.setattr(funcs, "evaluateBest", killed)
     with pytest.raises(RuntimeError, match="killed"):
         funcs.trainIteration(run, progress=False)
-    checkpoint = funcs.readCheckpoint(folder)
+    checkpoint = runs.readCheckpoint(folder)
     assert checkpoint == {"iteration": 0, "best_player_version": 2, "memory_iteration": None}
-    resumed = funcs.openRun(cfg, say=lambda _: None)
+    resumed = runs.openRun(cfg, say=lambda _: None)
     x = np.zeros((1, 2, 6, 7), dtype=np.float32)
     assert np.allclose(resumed.best_NN.predict(x)[1], run.current_NN.predict(x)[1], atol=1e-6)
     assert np.allclose(resumed.current_NN.predict(x)[1], run.current_NN.predict(x)[1], atol=1e-6)
@@ -344,21 +345,21 @@ def test_resume_falls_back_to_an_older_memory_snapshot_and_says_so(tmp_path, tin
     older = Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)
     storage.memory_path(folder, 2).write_bytes(b"torn")
     said = []
-    run = funcs.openRun(cfg, say=said.append)
+    run = runs.openRun(cfg, say=said.append)
     assert run.memory_iteration == 1 and len(run.memory) == len(older)
     assert "memory0002.npz" in said[0] and "older memory snapshot of iteration 1" in said[0]
     storage.memory_path(folder, 1).write_bytes(b"torn too")
     with pytest.raises(storage.RunFileError, match="no intact memory snapshot.*memory_iteration to null"):
-        funcs.openRun(cfg, say=lambda _: None)
+        runs.openRun(cfg, say=lambda _: None)
 
 
 def test_a_damaged_best_model_names_the_saved_versions(tmp_path, tiny_cfg):
     folder = tmp_path / "run"
     cfg = tinyRunConfig(tiny_cfg, folder)
-    funcs.openRun(cfg, say=lambda _: None)
+    runs.openRun(cfg, say=lambda _: None)
     storage.model_path(folder, 1).write_bytes(b"not a model")
     with pytest.raises(storage.RunFileError, match=r"version0001\.keras is truncated or corrupt.*saved: 1"):
-        funcs.openRun(cfg, say=lambda _: None)
+        runs.openRun(cfg, say=lambda _: None)
 
 
 def test_a_second_trainer_on_the_same_run_folder_is_refused(tmp_path, tiny_cfg):
@@ -367,7 +368,7 @@ def test_a_second_trainer_on_the_same_run_folder_is_refused(tmp_path, tiny_cfg):
         with pytest.raises(storage.RunLockedError, match="another process is training"):
             funcs.train(1, cfg, progress=False, say=lambda _: None)
         with pytest.raises(storage.RunLockedError):
-            funcs.archiveRun(cfg.replace(RUN_ARCHIVE_FOLDER=str(tmp_path / "archive")))
+            runs.archiveRun(cfg.replace(RUN_ARCHIVE_FOLDER=str(tmp_path / "archive")))
     assert not (tmp_path / "run" / "checkpoint.json").exists()
 
 
@@ -376,12 +377,12 @@ def test_an_archive_start_cut_short_is_redone_with_the_archived_config(tmp_path,
     first = tinyRunConfig(tiny_cfg, tmp_path / "first", RUN_ARCHIVE_FOLDER=str(archive),
                           HIDDEN_CNN_LAYERS=[{"filters": 4, "kernel_size": (3, 3)}])
     funcs.train(1, first, progress=False, say=lambda _: None)
-    funcs.archiveRun(first)
+    runs.archiveRun(first)
     second_folder = tmp_path / "second"
     second = first.replace(RUN_FOLDER=str(second_folder), HIDDEN_CNN_LAYERS=[{"filters": 12, "kernel_size": (3, 3)}])
     second_folder.mkdir()
     (second_folder / "config.json").write_text(second.to_json())  # a start killed before its checkpoint
-    run = funcs.openRun(second, initial_run=1, say=lambda _: None)
+    run = runs.openRun(second, initial_run=1, say=lambda _: None)
     assert run.cfg.HIDDEN_CNN_LAYERS == first.HIDDEN_CNN_LAYERS
     assert run.best_NN.model.layers[2].kernel.shape[-1] == 4
     assert Config.from_json_file(second_folder / "config.json").HIDDEN_CNN_LAYERS == first.HIDDEN_CNN_LAYERS
@@ -425,12 +426,12 @@ def test_act_calls_the_network_once_per_simulation_at_most(tiny_model, tiny_cfg)
 
 def test_terminal_training_resumes_a_run_with_progress_bars(tmp_path, tiny_cfg, capsys):
     folder = tmp_path / "run"
-    funcs.openRun(tinyRunConfig(tiny_cfg, folder), say=lambda _: None)
+    runs.openRun(tinyRunConfig(tiny_cfg, folder), say=lambda _: None)
     funcs.main(["--iterations", "1", "--run-folder", str(folder)])
     out, err = capsys.readouterr()
     assert "Resumed run" in out and "iteration 1:" in out
     assert "self-play" in err and "tournament" in err  # tqdm bars go to stderr
-    assert funcs.readCheckpoint(folder)["iteration"] == 1
+    assert runs.readCheckpoint(folder)["iteration"] == 1
     with pytest.raises(SystemExit):
         funcs.main(["--iterations", "0"])
     loggers.disable_all()
@@ -471,25 +472,25 @@ def test_a_sampled_opening_makes_tournament_games_differ(tmp_path, tiny_cfg):
 def test_resume_removes_what_a_kill_left_unrecorded(tmp_path, tiny_cfg):
     folder = tmp_path / "run"
     cfg = tinyRunConfig(tiny_cfg, folder)
-    funcs.openRun(cfg, say=lambda _: None)
+    runs.openRun(cfg, say=lambda _: None)
     shutil.copy(storage.model_path(folder, 1), storage.model_path(folder, 2))  # promoted, never checkpointed
     (folder / "memory").mkdir(exist_ok=True)
     leftover = folder / "memory" / ".memory0001.npz.abcd.tmp"
     leftover.write_bytes(b"half")
     said = []
-    funcs.openRun(cfg, say=said.append)
-    assert funcs.savedVersions(folder) == [1] and not leftover.exists()
+    runs.openRun(cfg, say=said.append)
+    assert runs.savedVersions(folder) == [1] and not leftover.exists()
     assert "version0002.keras" in said[0] and "never reached the checkpoint" in said[0]
 
 
 def test_a_config_that_does_not_fit_the_saved_models_is_named(tmp_path, tiny_cfg):
     folder = tmp_path / "run"
     cfg = tinyRunConfig(tiny_cfg, folder)
-    funcs.openRun(cfg, say=lambda _: None)
+    runs.openRun(cfg, say=lambda _: None)
     changed = cfg.replace(HIDDEN_CNN_LAYERS=[{"filters": 16, "kernel_size": (3, 3)}])
     (folder / "config.json").write_text(changed.to_json())
     with pytest.raises(storage.RunFileError, match=r"version0001\.keras does not fit the network"):
-        funcs.openRun(cfg, say=lambda _: None)
+        runs.openRun(cfg, say=lambda _: None)
     (folder / "config.json").write_text("{broken")
     with pytest.raises(SystemExit):
         funcs.main(["--iterations", "1", "--run-folder", str(folder)])

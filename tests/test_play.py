@@ -9,6 +9,7 @@ import pytest
 from matplotlib.colors import to_rgba
 
 import funcs
+import runs
 import loggers as lg
 import play
 import storage
@@ -375,7 +376,7 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
     assert player.config == tiny_cfg
     assert all(np.array_equal(a, b) for a, b in zip(player.model.model.get_weights(), saved.get_weights()))
     assert play.loadPlayer(1, run_folder).MCTSsimulations == tiny_cfg.MCTS_SIMS
-    assert funcs.savedVersions(run_folder) == [1, 3]
+    assert runs.savedVersions(run_folder) == [1, 3]
 
 
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
