@@ -184,18 +184,19 @@ def _score(episode: Episode, scores, sp_scores, points, memory: Memory | None) -
     if memory is not None:
         episode.memory.setResult(state, episode.value)
         memory.commitGame(episode.memory)
-    if episode.value == -1:  # the player to move has lost
-        scores[episode.names[-state.playerTurn]] += 1
+    won = episode.value == -1  # the player to move has lost (or resigned): the other one won
+    winner = episode.names[-state.playerTurn] if won else None
+    if won:
+        scores[winner] += 1
         sp_scores["nsp" if state.playerTurn == 1 else "sp"] += 1
     else:
         scores["drawn"] += 1
         sp_scores["drawn"] += 1
-    mine, theirs = episode.value, -episode.value
-    points[episode.names[state.playerTurn]].append(mine)
-    points[episode.names[-state.playerTurn]].append(theirs)
+    points[episode.names[state.playerTurn]].append(episode.value)
+    points[episode.names[-state.playerTurn]].append(-episode.value)
     if episode.logger.isEnabledFor(_INFO):
-        winner = episode.names[-state.playerTurn] if episode.value == -1 else "nobody (draw)"
-        episode.logger.info("EPISODE %d: %s wins after %d moves", episode.index + 1, winner, episode.turn)
+        episode.logger.info("EPISODE %d: %s wins after %d moves", episode.index + 1, winner or "nobody (draw)",
+                            episode.turn)
 
 
 # -- versions and humans ---------------------------------------------------------------
