@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from game import GameState, columnOf
+from game import GameState, columnOf, playerPiece
 
 _INFO = logging.INFO
 
@@ -29,17 +29,19 @@ _INFO = logging.INFO
 class Node:
     """A position in the tree; `edges` is a list of (action, Edge), empty until the
     node is expanded (and forever for a finished game).  `N` is the sum of the
-    edges' visit counts (the simulations that went on from this node)."""
+    edges' visit counts (the simulations that went on from this node); `tree` is
+    the search's table of nodes by state id, where children are looked up."""
 
-    __slots__ = ("state", "playerTurn", "id", "edges", "nn_value", "N")
+    __slots__ = ("state", "playerTurn", "id", "edges", "nn_value", "N", "tree")
 
-    def __init__(self, state: GameState):
+    def __init__(self, state: GameState, tree: dict[int, "Node"] | None = None):
         self.state = state
         self.playerTurn = state.playerTurn
         self.id = state.id
         self.edges: list[tuple[int, Edge]] = []
         self.nn_value: float | None = None
         self.N = 0
+        self.tree = tree
 
     def isLeaf(self) -> bool:
         return len(self.edges) == 0
@@ -48,18 +50,16 @@ class Node:
 class Edge:
     """A move from `inNode` to `outNode`, with its statistics N, W, Q, P.
 
-    With `outNode` None the child is made when first asked for, and looked up in
-    `tree` first (transpositions share a node): most edges are never followed, so
-    most children are never built."""
+    The child is made when first asked for, and looked up in the tree first
+    (transpositions share a node): most edges are never followed, so most children
+    are never built."""
 
-    __slots__ = ("inNode", "_outNode", "_tree", "playerTurn", "action", "N", "W", "Q", "P")
+    __slots__ = ("inNode", "_outNode", "playerTurn", "action", "N", "W", "Q", "P")
 
-    def __init__(self, inNode: Node, outNode: Node | None, prior: float, action: int,
-                 tree: dict[int, Node] | None = None):
+    def __init__(self, inNode: Node, prior: float, action: int):
         self.inNode = inNode
-        self._outNode = outNode
-        self._tree = tree
-        self.playerTurn = inNode.state.playerTurn
+        self._outNode: Node | None = None
+        self.playerTurn = inNode.playerTurn
         self.action = action
         self.N = 0
         self.W = 0.0
@@ -70,21 +70,13 @@ class Edge:
     def outNode(self) -> Node:
         node = self._outNode
         if node is None:
+            tree = self.inNode.tree
             state = self.inNode.state.takeAction(self.action)[0]
-            node = self._tree.get(state.id)
+            node = tree.get(state.id)
             if node is None:
-                node = self._tree[state.id] = Node(state)
+                node = tree[state.id] = Node(state, tree)
             self._outNode = node
         return node
-
-    @property
-    def id(self) -> tuple[int, int]:
-        return self.inNode.id, self.outNode.id
-
-    @property
-    def stats(self) -> dict:
-        """The tutorial's view of the statistics."""
-        return {"N": self.N, "W": self.W, "Q": self.Q, "P": self.P}
 
 
 class MCTS:
@@ -104,27 +96,30 @@ class MCTS:
         self.rng = rng if rng is not None else np.random.default_rng()
         self.logger = logger
         self.rootNoise: np.ndarray | None = None
+        self.rootPriors: list[float] | None = None
         self.simulations = 0
         self.addNode(root)
 
-    def __len__(self) -> int:
-        return len(self.tree)
-
     def addNode(self, node: Node) -> None:
+        node.tree = self.tree
         self.tree[node.id] = node
 
     def changeRoot(self, node: Node) -> None:
         """Move the root (tree reuse between moves); the root noise is drawn anew."""
         self.root = node
-        self.rootNoise = None
+        self.rootNoise = self.rootPriors = None
 
     def drawRootNoise(self) -> None:
-        """Draw this move's Dirichlet noise over the (expanded) root's edges; none
-        (rootNoise None) when epsilon is 0."""
+        """Draw this move's Dirichlet noise over the (expanded) root's edges, and fix the
+        priors selection sees at the root, (1 - epsilon) * P + epsilon * noise; no
+        noise (rootNoise and rootPriors None) when epsilon is 0."""
         if self.epsilon > 0 and self.root.edges:
             self.rootNoise = self.rng.dirichlet([self.alpha] * len(self.root.edges))
+            eps = self.epsilon
+            self.rootPriors = [(1 - eps) * edge.P + eps * float(nu)
+                               for (_, edge), nu in zip(self.root.edges, self.rootNoise)]
         else:
-            self.rootNoise = None
+            self.rootNoise = self.rootPriors = None
 
     def explorationScale(self, node: Node) -> float:
         """cpuct * sqrt(max(1, visits of node)): an edge's U is this times P / (1 + N).
@@ -140,63 +135,70 @@ class MCTS:
 
         Returns (leaf, value, done, breadcrumbs): `value` is the game's result for the
         player to move at the leaf when `done` (-1: they lost, 0: draw), else 0.
-        U = explorationScale(node) * P / (1 + N).
-        """
+        U = explorationScale(node) * P / (1 + N), Q from the point of view of the
+        player choosing; ties go to the first listed edge.  This is the search's hot
+        loop: the rule is written out inline rather than through calls."""
         log = self._logging()
         self.simulations += 1
         if log:
             self.logger.info("=== simulation %d ===", self.simulations)
         breadcrumbs = []
         node = self.root
+        cpuct = self.cpuct
+        priors = self.rootPriors
         while node.edges:
-            edges = node.edges
-            scale = self.explorationScale(node)
-            noise = self.rootNoise if node is self.root else None
+            visits = node.N
+            scale = cpuct * math.sqrt(visits) if visits > 1 else cpuct
             best_score = -math.inf
             best = None
-            for i, (_, edge) in enumerate(edges):
-                prior = edge.P if noise is None else (1 - self.epsilon) * edge.P + self.epsilon * noise[i]
-                score = edge.Q + scale * prior / (1 + edge.N)
-                if score > best_score:
-                    best_score, best = score, edge
+            if priors is None:
+                for _, edge in node.edges:
+                    score = edge.Q + scale * edge.P / (1 + edge.N)
+                    if score > best_score:
+                        best_score, best = score, edge
+            else:
+                for (_, edge), prior in zip(node.edges, priors):
+                    score = edge.Q + scale * prior / (1 + edge.N)
+                    if score > best_score:
+                        best_score, best = score, edge
+                priors = None
             if log:
-                self._logSelection(node, noise, scale, best)
+                self._logSelection(node, scale, best)
             breadcrumbs.append(best)
-            node = best.outNode
+            node = best._outNode or best.outNode
         state = node.state
         return node, state.value[0], state.isEndGame, breadcrumbs
 
-    def expandLeaf(self, leaf: Node, probs: np.ndarray, nn_value: float) -> None:
+    def expandLeaf(self, leaf: Node, probs, nn_value: float) -> None:
         """Give `leaf` one edge per legal move with prior probs[action] (children are
         built when first visited); `nn_value` is the network's value of the leaf for
-        its player to move."""
+        its player to move.  `probs` is indexable by action (a list is fastest)."""
         leaf.nn_value = float(nn_value)
-        tree = self.tree
-        leaf.edges = [(action, Edge(leaf, None, float(probs[action]), action, tree))
-                      for action in leaf.state.allowedActions]
+        leaf.edges = [(action, Edge(leaf, probs[action], action)) for action in leaf.state.allowedActions]
 
     def backFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
         """Add `value` (for the player to move at `leaf`) to every edge on the path,
         each from the point of view of the player who chose that edge."""
-        player = leaf.state.playerTurn
+        player = leaf.playerTurn
         for edge in breadcrumbs:
             edge.inNode.N += 1
-            edge.N += 1
+            n = edge.N = edge.N + 1
             edge.W += value if edge.playerTurn == player else -value
-            edge.Q = edge.W / edge.N
+            edge.Q = edge.W / n
         if self._logging():
             self._logBackFill(leaf, value, breadcrumbs)
 
     # -- logging (only called when the MCTS logger is enabled) ---------------------------
-    def _logSelection(self, node: Node, noise, scale: float, chosen: Edge) -> None:
+    def _logSelection(self, node: Node, scale: float, chosen: Edge) -> None:
         lg = self.logger
-        depth_player = "X" if node.playerTurn == 1 else "O"
-        lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), depth_player, node.N)
+        at_root = node is self.root and self.rootNoise is not None
+        priors = self.rootPriors if at_root else [edge.P for _, edge in node.edges]
+        lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), playerPiece(node.playerTurn),
+                node.N)
         lg.info("  col     N       P   noise       Q       U     Q+U")
         for i, (action, edge) in enumerate(node.edges):
-            nu = 0.0 if noise is None else noise[i]
-            prior = edge.P if noise is None else (1 - self.epsilon) * edge.P + self.epsilon * nu
-            u = scale * prior / (1 + edge.N)
+            nu = float(self.rootNoise[i]) if at_root else 0.0
+            u = scale * priors[i] / (1 + edge.N)
             mark = "  <-" if edge is chosen else ""
             lg.info("  %3d %5d %7.3f %7.3f %7.3f %7.3f %7.3f%s", columnOf(action) + 1, edge.N,
                     edge.P, nu, edge.Q, u, edge.Q + u, mark)
@@ -204,7 +206,7 @@ class MCTS:
 
     def _logBackFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
         lg = self.logger
-        mover = "X" if leaf.playerTurn == 1 else "O"
+        mover = playerPiece(leaf.playerTurn)
         path = " ".join(str(columnOf(e.action) + 1) for e in breadcrumbs) or "(root)"
         lg.info("leaf after columns %s, %s to move, value %+.3f for %s%s", path, mover, value, mover,
                 " (game over)" if leaf.state.isEndGame else "")
@@ -212,7 +214,7 @@ class MCTS:
             lg.info("    %s", line)
         for edge in breadcrumbs:
             lg.info("  backfill column %d (chosen by %s): N=%d W=%+.3f Q=%+.3f", columnOf(edge.action) + 1,
-                    "X" if edge.playerTurn == 1 else "O", edge.N, edge.W, edge.Q)
+                    playerPiece(edge.playerTurn), edge.N, edge.W, edge.Q)
 
     def _depth(self, node: Node) -> int:
         return node.state.stones - self.root.state.stones

@@ -11,30 +11,40 @@ sizes (the CPU kernels sum in a different order), which can flip an exact tie.
 
 from __future__ import annotations
 
+import builtins
 import logging
-from collections import defaultdict
 from typing import Callable, Generator
 
 import numpy as np
 
+from boards import boardText, sideText
 from config import DEFAULT, Config
-from game import COLUMNS, GameState
+from game import COLUMNS, GameState, legalMasks
 from MCTS import MCTS, Node
 
-Evaluation = tuple[float, np.ndarray]
+Evaluation = tuple[float, list[float]]
 """(value for the player to move, prior probabilities over the 42 actions)."""
 SearchSteps = Generator[GameState, Evaluation, tuple]
 
 
-def policyFromLogits(logits: np.ndarray, allowedActions: list[int]) -> np.ndarray:
-    """Softmax of the logits over the legal actions (0 elsewhere), max-subtracted so
-    large logits cannot overflow."""
-    probs = np.zeros(len(logits), dtype=np.float64)
-    if allowedActions:
-        legal = logits[allowedActions].astype(np.float64)
-        odds = np.exp(legal - legal.max())
-        probs[allowedActions] = odds / odds.sum()
-    return probs
+def policyFromLogits(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Softmax of each row of `logits` (n, 42) over its legal actions (`legal`, a
+    boolean mask of the same shape; 0 elsewhere, and 0 everywhere in a row with no
+    legal action), max-subtracted so large logits cannot overflow.  One call for a
+    whole batch."""
+    logits = np.where(legal, np.asarray(logits, dtype=np.float64), -np.inf)
+    top = logits.max(axis=-1, keepdims=True)
+    odds = np.exp(logits - np.where(np.isfinite(top), top, 0.0))
+    total = odds.sum(axis=-1, keepdims=True)
+    return np.divide(odds, total, out=np.zeros_like(odds), where=total > 0)
+
+
+def evaluationsOf(states: list[GameState], values: np.ndarray, logits: np.ndarray) -> list[Evaluation]:
+    """A network's raw outputs for `states` as one (value, priors) per position: the
+    value for its player to move, the priors a list over the 42 actions (legal
+    softmax; lists are what the search indexes fastest)."""
+    priors = policyFromLogits(logits, legalMasks(states)).tolist()
+    return list(zip(np.asarray(values, dtype=np.float64).tolist(), priors))
 
 
 def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[Evaluation]]):
@@ -48,14 +58,18 @@ def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[E
         return stop.value
 
 
-def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"]) -> list:
+def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"], lanes: int = 2) -> list:
     """Drive many search generators in lockstep; returns each generator's result.
 
-    At every step each generator waiting for an evaluation has one pending leaf; the
-    leaves are grouped by network (`playerOf(i).model`, the player whose search
-    generator i runs now) and each group is evaluated in ONE batched call, then every
-    generator resumes until its next request.  Each generator runs the sequential
-    search: only the network calls are shared."""
+    Each generator waiting for an evaluation has one pending leaf.  The generators are
+    dealt into `lanes` lanes (generator i into lane i % lanes) that take turns: a
+    lane's pending leaves are grouped by network (`playerOf(i).model`, the player whose
+    search generator i runs now), each group goes to its network as ONE batched call
+    started in the background, and while those calls run, the previous lane's results
+    are handed back and its searches run on to their next leaves.  So the search
+    (Python, one core) and the network (the other core) work at the same time.  Each
+    generator runs the sequential search: only the network calls are shared, and the
+    lanes change only which calls share a batch."""
     results: list = [None] * len(searches)
     pending: dict[int, GameState] = {}
 
@@ -66,16 +80,26 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"])
             pending.pop(i, None)
             results[i] = stop.value
 
+    def submit(lane: list[int]) -> list:
+        groups: dict[int, tuple[Agent, list[int]]] = {}
+        for i in lane:
+            if i in pending:
+                player = playerOf(i)
+                groups.setdefault(id(player.model), (player, []))[1].append(i)
+        return [(group, player.evaluateStatesAsync([pending[i] for i in group]))
+                for player, group in groups.values()]
+
     for i in range(len(searches)):
         resume(i, None)
-    while pending:
-        groups: dict[int, list[int]] = defaultdict(list)
-        for i in pending:
-            groups[id(playerOf(i).model)].append(i)
-        for group in groups.values():
-            evaluations = playerOf(group[0]).evaluateStates([pending[i] for i in group])
-            for i, evaluation in zip(group, evaluations):
-                resume(i, evaluation)
+    lanes_ = [lane for lane in (list(range(k, len(searches), lanes)) for k in range(lanes)) if lane]
+    inflight = [submit(lane) for lane in lanes_]
+    while any(inflight):
+        for k, lane in enumerate(lanes_):
+            if inflight[k]:
+                for group, collect in inflight[k]:
+                    for i, evaluation in zip(group, collect()):
+                        resume(i, evaluation)
+                inflight[k] = submit(lane)
     return results
 
 
@@ -83,12 +107,14 @@ class User:
     """A human player; `act` asks for a column (1..7) until the entry is legal.
 
     `input_fn` reads one line (raises EOFError at end of input); `output_fn` shows
-    messages.  Both are injectable so games can be driven without a keyboard.
-    Typing 'q' (or ending the input) resigns: `act` raises `Resign`.
+    messages.  Both are injectable so games can be driven without a keyboard;
+    `input_fn` None is the builtin `input` as it is when asking (a notebook front end
+    or a test may replace it after this module is imported).  Typing 'q' (or ending
+    the input) resigns: `act` raises `Resign`.
     """
 
     def __init__(self, name: str, state_size: int, action_size: int,
-                 input_fn: Callable[[str], str] = input, output_fn: Callable[[str], None] = print):
+                 input_fn: Callable[[str], str] | None = None, output_fn: Callable[[str], None] = print):
         self.name = name
         self.state_size = state_size
         self.action_size = action_size
@@ -96,11 +122,29 @@ class User:
         self.output_fn = output_fn
 
     def act(self, state: GameState, tau: float):
-        """Show the board, ask for a column; returns (action, pi, value, NN_value) like
-        `Agent.act`, pi one-hot, no values."""
+        """Show the board (before the human's first move of a game, their side too),
+        ask for a column; returns (action, pi, value, NN_value) like `Agent.act`, pi
+        one-hot, no values."""
+        if state.stones <= 1:
+            self.output_fn(f"You ({self.name}) play {sideText(state.playerTurn)}.")
         self.output_fn(state.text())
         action = askForColumn(state, self.input_fn, self.output_fn)
         return action, oneHot(action, self.action_size), None, None
+
+    def gameOver(self, state: GameState, names: dict, moves: int) -> None:
+        """Show how a game the human played ended: the final board, its winning four
+        marked, and one line saying who won (named as in `names`, by playerTurn) and
+        in how many moves, or that it is a draw.  An unfinished final position means
+        its player to move resigned."""
+        self.output_fn(boardText(state))
+        if state.isEndGame and state.value[0] == 0:
+            self.output_fn(f"Game over after {moves} moves: a draw, the board is full.")
+            return
+        winner = names[-state.playerTurn]
+        how = "wins" if state.isEndGame else f"wins, {names[state.playerTurn]} resigned"
+        verdict = "you win!" if winner == self.name else "you lose."
+        self.output_fn(f"Game over after {moves} moves: {winner} ({GameState.pieces[str(-state.playerTurn)]}) "
+                       f"{how}; {verdict}")
 
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
         """A human needs no network: the search finishes without a request."""
@@ -143,14 +187,15 @@ def parseColumn(entry: str, state: GameState) -> tuple[int | None, str | None]:
     return action, None
 
 
-def askForColumn(state: GameState, input_fn, output_fn) -> int:
+def askForColumn(state: GameState, input_fn=None, output_fn=print) -> int:
     """Prompt until a legal column is typed; returns its action.  Raises Resign on
-    'q' / 'quit' / 'resign' or at the end of input."""
+    'q' / 'quit' / 'resign' or at the end of input.  `input_fn` None: the builtin
+    `input` as it is at each prompt."""
     if state.isEndGame:
         raise ValueError("the game is over: there is no move to ask for")
     while True:
         try:
-            entry = input_fn("Your move (column 1-7, q to resign): ")
+            entry = (input_fn or builtins.input)("Your move (column 1-7, q to resign): ")
         except EOFError:
             output_fn("Input closed: you resign.")
             raise Resign from None
@@ -230,28 +275,31 @@ class Agent:
         """One simulation: descend to a leaf, evaluate it (a request to the caller
         unless the game is over there), back the value up."""
         leaf, value, done, breadcrumbs = self.mcts.moveToLeaf()
-        value, breadcrumbs = yield from self.evaluateLeaf(leaf, value, done, breadcrumbs)
+        if not done:
+            value = yield from self.evaluateLeaf(leaf)
         self.mcts.backFill(leaf, value, breadcrumbs)
 
-    def evaluateLeaf(self, leaf: Node, value: float, done: bool, breadcrumbs):
-        """For an unfinished leaf, ask for the network's (value, probs) and expand the
-        leaf; returns (value for the leaf's player to move, breadcrumbs)."""
-        if not done:
-            value, probs = yield leaf.state
-            self.mcts.expandLeaf(leaf, probs, value)
-        return value, breadcrumbs
+    def evaluateLeaf(self, leaf: Node) -> SearchSteps:
+        """Ask for the network's (value, probs) of an unfinished leaf and expand it;
+        returns the value, for the leaf's player to move."""
+        value, probs = yield leaf.state
+        self.mcts.expandLeaf(leaf, probs, value)
+        return value
 
     def get_preds(self, state: GameState):
         """(value for the player to move, probs over the 42 actions, allowedActions)."""
         value, probs = self.evaluateStates([state])[0]
-        return value, probs, state.allowedActions
+        return value, np.asarray(probs), state.allowedActions
 
     def evaluateStates(self, states: list[GameState]) -> list[Evaluation]:
         """One network call for many positions; each value is for its player to move."""
-        inputs = np.stack([self.model.convertToModelInput(s) for s in states])
-        values, logits = self.model.predict(inputs)
-        return [(float(values[i]), policyFromLogits(logits[i], s.allowedActions))
-                for i, s in enumerate(states)]
+        return evaluationsOf(states, *self.model.predict(self.model.convertToModelInputs(states)))
+
+    def evaluateStatesAsync(self, states: list[GameState]) -> Callable[[], list[Evaluation]]:
+        """`evaluateStates` started in the background: returns the function that waits
+        for the network and gives the evaluations."""
+        future = self.model.predictAsync(self.model.convertToModelInputs(states))
+        return lambda: evaluationsOf(states, *future.result())
 
     def getAV(self, tau: float):
         """(pi, values) over the 42 actions at the root: pi proportional to N^(1/tau)

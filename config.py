@@ -86,6 +86,15 @@ class Config:
     HIDDEN_CNN_LAYERS: list = field(default_factory=_default_layers)
     """First entry: the convolutional block; every further entry: one residual block."""
 
+    # --- inference -----------------------------------------------------------------
+    INFERENCE: str = "auto"
+    """Which engine evaluates the network for the search: "openvino" (compiled for
+    this CPU), "tensorflow" (the Keras model's own pass) or "auto" (OpenVINO where it
+    is installed, else TensorFlow).  Training is always Keras."""
+    INFERENCE_PRECISION: str = "auto"
+    """"f32", "bf16" (OpenVINO only: the CPU's bfloat16 matrix units; values within
+    about 0.005 of f32) or "auto" (bf16 where the CPU supports it natively, else f32)."""
+
     # --- tournament --------------------------------------------------------------
     EVAL_EPISODES: int = 20
     """Tournament games between the current and the best network per iteration (even:
@@ -171,6 +180,12 @@ class Config:
         if not self.BATCH_SIZE <= self.MIN_MEMORY_SIZE <= self.MEMORY_SIZE:
             raise ConfigError(f"MIN_MEMORY_SIZE ({self.MIN_MEMORY_SIZE}) must lie between BATCH_SIZE "
                               f"({self.BATCH_SIZE}) and MEMORY_SIZE ({self.MEMORY_SIZE})")
+        if self.INFERENCE not in ("auto", "tensorflow", "openvino"):
+            raise ConfigError(f"INFERENCE must be 'auto', 'tensorflow' or 'openvino', got {self.INFERENCE!r}")
+        if self.INFERENCE_PRECISION not in ("auto", "f32", "bf16"):
+            raise ConfigError(f"INFERENCE_PRECISION must be 'auto', 'f32' or 'bf16', got {self.INFERENCE_PRECISION!r}")
+        if self.INFERENCE == "tensorflow" and self.INFERENCE_PRECISION == "bf16":
+            raise ConfigError("INFERENCE_PRECISION='bf16' needs INFERENCE='openvino' or 'auto'")
         self._validate_layers()
         for name in ["RUN_FOLDER", "RUN_ARCHIVE_FOLDER"]:
             if not isinstance(getattr(self, name), str) or not getattr(self, name):

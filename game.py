@@ -20,6 +20,10 @@ import numpy as np
 
 ROWS, COLUMNS = 6, 7
 CELLS = ROWS * COLUMNS
+INPUT_SHAPE = (2, ROWS, COLUMNS)
+"""The network input of one position: the player to move's stones, the opponent's."""
+STATE_SIZE = 2 * CELLS
+ACTION_SIZE = CELLS
 
 # Bit of the bitboard that holds tutorial cell i (row 0 on top).
 _BIT_OF_CELL = np.array([(i % COLUMNS) * 7 + (ROWS - 1 - i // COLUMNS) for i in range(CELLS)])
@@ -30,6 +34,7 @@ _ACTION = [[(ROWS - 1 - h) * COLUMNS + c for h in range(ROWS)] for c in range(CO
 _CELL_VALUE = np.array([1 << int(b) for b in _BIT_OF_CELL], dtype=np.int64)
 _FULL_BOARD = sum(((1 << ROWS) - 1) << (7 * c) for c in range(COLUMNS))
 _MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
+_BOTTOM_ROW = sum(1 << (7 * c) for c in range(COLUMNS))
 
 
 def _has_four(bits: int) -> bool:
@@ -46,10 +51,36 @@ def _mirror_bits(bits: int) -> int:
     return sum(((bits >> (7 * c)) & 0x7F) << (7 * (COLUMNS - 1 - c)) for c in range(COLUMNS))
 
 
-def _cells_of(bits: int) -> np.ndarray:
-    """Tutorial-ordered 0/1 array (length 42) of the stones in `bits`."""
-    raw = np.unpackbits(np.frombuffer(bits.to_bytes(8, "little"), dtype=np.uint8), bitorder="little")
-    return raw[_BIT_OF_CELL]
+def _cells_of(bits) -> np.ndarray:
+    """Tutorial-ordered 0/1 cells of bitboards: `bits` one int (-> shape (42,)) or an
+    int64 array (-> shape (n, 42))."""
+    return (np.asarray(bits, dtype=np.int64)[..., None] >> _BIT_OF_CELL) & 1
+
+
+def networkInputs(states) -> np.ndarray:
+    """(n, 84) float32: for each position the player to move's stones, then the
+    opponent's, in the tutorial's cell order.
+
+    The one place positions become network input (a model reshapes each row to
+    INPUT_SHAPE); it is always from the point of view of the player to move.  Built
+    for a whole batch at once from the bitboards."""
+    mine = _cells_of([s._mine for s in states])
+    theirs = _cells_of([s._theirs for s in states])
+    return np.concatenate([mine, theirs], axis=1).astype(np.float32)
+
+
+def legalMasks(states) -> np.ndarray:
+    """(n, 42) bool: the cells a disc can be dropped into in each position (none once
+    the game is over), for a whole batch at once."""
+    occupied = np.array([s._mine | s._theirs for s in states], dtype=np.int64)
+    landing = _cells_of((occupied + _BOTTOM_ROW) & _FULL_BOARD).astype(bool)
+    landing[[s.isEndGame for s in states]] = False
+    return landing
+
+
+def playerPiece(player: int) -> str:
+    """The letter of a player on boards and in logs: X for 1 (moves first), O for -1."""
+    return GameState.pieces[str(player)]
 
 
 def columnOf(action: int) -> int:
@@ -188,12 +219,10 @@ class GameState:
 
     @property
     def binary(self) -> np.ndarray:
-        """Length-84 float32 array: the player to move's stones, then the opponent's.
-
-        The one place a position becomes network input (reshaped to (2, 6, 7)); it is
-        always from the point of view of the player to move."""
+        """Length-84 float32 array: the player to move's stones, then the opponent's
+        (this position's row of `networkInputs`)."""
         if self._binary is None:
-            binary = np.concatenate([_cells_of(self._mine), _cells_of(self._theirs)]).astype(np.float32)
+            binary = networkInputs([self])[0]
             binary.flags.writeable = False
             self._binary = binary
         return self._binary
@@ -231,10 +260,10 @@ class Game:
         self.actionSpace = np.zeros(CELLS, dtype=np.int8)
         self.pieces = GameState.pieces
         self.grid_shape = (ROWS, COLUMNS)
-        self.input_shape = (2, ROWS, COLUMNS)
+        self.input_shape = INPUT_SHAPE
         self.name = "connect4"
-        self.state_size = len(self.gameState.binary)
-        self.action_size = len(self.actionSpace)
+        self.state_size = STATE_SIZE
+        self.action_size = ACTION_SIZE
 
     def reset(self) -> GameState:
         self.gameState = GameState.initial()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import logging
 import shutil
 from collections import defaultdict
@@ -102,11 +103,16 @@ class RowByRow(Residual_CNN):
         return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
 
 
+@pytest.mark.parametrize("engine", ["openvino", "tensorflow"])
 @pytest.mark.parametrize("turns_until_tau0", [0, 4])
 @pytest.mark.parametrize("match", ["self-play", "tournament"])
-def test_batched_matches_play_the_same_games_as_one_game_at_a_time(tiny_cfg, monkeypatch, match, turns_until_tau0):
-    episodes = 4
-    networks = [RowByRow.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
+def test_batched_matches_play_the_same_games_as_one_game_at_a_time(tiny_cfg, monkeypatch, match, turns_until_tau0,
+                                                                   engine):
+    """playMatches runs its games in two lanes whose network calls overlap the other
+    lane's search; each game must still be the one its player plays alone."""
+    episodes = 5
+    cfg = tiny_cfg.replace(INFERENCE=engine, INFERENCE_PRECISION="f32")
+    networks = [RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
 
     def players():
         one = makeAgent("one", networks[0], tiny_cfg, seed=11)
@@ -445,6 +451,7 @@ def gamesPlayed(tmp_path, tiny_cfg, turns_until_tau0, name):
     for network in networks:  # sharp priors, as a trained network has: the search has no ties to break
         policy = network.model.get_layer("policy_head")
         policy.set_weights([w * 200 for w in policy.get_weights()])
+        network.weightsChanged()
     path = tmp_path / f"{name}.log"
     logger = logging.getLogger(f"test.tourney.{name}")
     handler = logging.FileHandler(path)
@@ -494,3 +501,28 @@ def test_a_config_that_does_not_fit_the_saved_models_is_named(tmp_path, tiny_cfg
     (folder / "config.json").write_text("{broken")
     with pytest.raises(SystemExit):
         funcs.main(["--iterations", "1", "--run-folder", str(folder)])
+
+
+class Slow(Residual_CNN):
+    """The real tiny network, slowed down, recording when each call ran."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls: list[tuple[float, float, int]] = []
+
+    def predict(self, x):
+        start = time.perf_counter()
+        time.sleep(0.02)
+        result = Residual_CNN.predict(self, x)
+        self.calls.append((start, time.perf_counter(), len(x)))
+        return result
+
+
+def test_the_lanes_network_calls_overlap_the_other_lanes_search(tiny_cfg):
+    network = Slow.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size)
+    agent = makeAgent("one", network, tiny_cfg, sims=4)
+    funcs.playMatches(agent, agent, 6, quietLogger(), 0, Memory(10_000))
+    calls = sorted(network.calls)
+    overlapping = sum(later[0] < earlier[1] for earlier, later in zip(calls, calls[1:]))
+    assert overlapping >= len(calls) // 2  # the two lanes' calls run at the same time
+    assert max(size for _, _, size in calls) == 3  # each lane's batch holds its 3 games

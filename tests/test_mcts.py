@@ -15,7 +15,7 @@ import pytest
 
 import MCTS as mcts_module
 from agent import Agent, policyFromLogits, runSerially
-from game import CELLS, GameState
+from game import CELLS, GameState, legalMasks
 from MCTS import MCTS, Node
 from model import Residual_CNN
 
@@ -307,17 +307,29 @@ def test_policy_from_huge_logits_is_finite():
     logits = np.full(CELLS, -1e4, dtype=np.float32)
     logits[3] = 1e5                         # an illegal cell (column 4 is full)
     logits[legal[0]], logits[legal[1]] = 1e4, 1e4 - 1
-    probs = policyFromLogits(logits, legal)
+    probs = policyFromLogits(logits[None], legalMasks([state]))[0]
     assert np.isfinite(probs).all() and probs.sum() == pytest.approx(1.0)
     assert set(np.flatnonzero(probs)) == {legal[0], legal[1]}
     assert probs[legal[0]] / probs[legal[1]] == pytest.approx(np.e)
-    assert policyFromLogits(logits, []).sum() == 0
+    assert policyFromLogits(logits[None], np.zeros((1, CELLS), dtype=bool)).sum() == 0
+
+
+def test_policy_from_logits_is_one_softmax_per_row_over_legal_moves():
+    states = [GameState.fromMoves(moves) for moves in ("", "444444", "1112223")]
+    logits = np.random.default_rng(0).normal(size=(3, CELLS)).astype(np.float32)
+    probs = policyFromLogits(logits, legalMasks(states))
+    for i, (row, state) in enumerate(zip(probs, states)):
+        legal = state.allowedActions
+        expected = np.exp(logits[i][legal].astype(np.float64))
+        np.testing.assert_allclose(row[legal], expected / expected.sum())
+        assert row.sum() == pytest.approx(1.0) and row[np.setdiff1d(np.arange(CELLS), legal)].sum() == 0
 
 
 def test_get_preds_with_a_saturated_network(tiny_cfg):
     model = Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), CELLS)
     head = model.model.get_layer("policy_head")
     head.set_weights([w * 1e4 for w in head.get_weights()])
+    model.weightsChanged()
     state = GameState.fromMoves("4444443")
     _, logits = model.predict(model.convertToModelInput(state)[None])
     assert np.abs(logits).max() > 1e3

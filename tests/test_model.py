@@ -138,8 +138,10 @@ def test_predict_equals_the_keras_model(tiny_model):
     values, logits = tiny_model.predict(x)
     keras_value, keras_logits = tiny_model.model(x, training=False)
     assert values.shape == (9,) and logits.shape == (9, 42)
-    np.testing.assert_allclose(values, np.asarray(keras_value)[:, 0], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(logits, np.asarray(keras_logits), rtol=1e-5, atol=1e-6)
+    # tiny_cfg keeps INFERENCE "auto": bf16 where the CPU has it (tolerances of test_inference).
+    tolerance = (0.02, 0.05) if tiny_model.currentEngine().precision == "bf16" else (1e-4, 1e-4)
+    np.testing.assert_allclose(values, np.asarray(keras_value)[:, 0], atol=tolerance[0])
+    np.testing.assert_allclose(logits, np.asarray(keras_logits), atol=tolerance[1])
     assert np.all(np.abs(values) <= 1)
 
 
@@ -161,13 +163,14 @@ def test_write_read_round_trip_through_an_archived_run(tiny_model, tiny_cfg, tmp
     assert sorted(p.name for p in path.parent.iterdir()) == ["version0002.keras"]
 
     x = np.stack([tiny_model.convertToModelInput(s) for s in _random_positions(6, seed=3)])
+    keras_values, keras_logits = tiny_model.model(x, training=False)
     expected_values, expected_logits = tiny_model.predict(x)
     reader = Residual_CNN(tiny_cfg.REG_CONST, tiny_cfg.LEARNING_RATE, (2, 6, 7), 42, tiny_cfg.HIDDEN_CNN_LAYERS,
                           archive_folder=archive)
     for loaded in (reader.read("connect4", 3, 2), storage.load_model(path)):
         values, logits = loaded(x, training=False)
-        np.testing.assert_array_equal(np.asarray(values)[:, 0], expected_values)
-        np.testing.assert_array_equal(np.asarray(logits), expected_logits)
+        np.testing.assert_array_equal(np.asarray(values), np.asarray(keras_values))
+        np.testing.assert_array_equal(np.asarray(logits), np.asarray(keras_logits))
     reader.setWeightsFrom(storage.load_model(path))
     values, logits = reader.predict(x)
     np.testing.assert_array_equal(values, expected_values)

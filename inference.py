@@ -1,0 +1,190 @@
+"""Inference engines: how a Keras network is evaluated for the search.
+
+The network is built, trained and saved by Keras (`model.py`); the search only needs
+its forward pass, many thousands of times a second, at small batch sizes.  Two engines
+give it:
+
+- `TensorFlowEngine`: the Keras model's inference pass traced once into a TensorFlow
+  concrete function.  It reads the live Keras variables, so it is never stale.
+- `OpenVINOEngine`: the same pass compiled by OpenVINO for this CPU, in float32 or
+  bfloat16 (which runs on the AMX / AVX512-BF16 matrix units where the CPU has them).
+  Per-call overhead is a fraction of TensorFlow's, which matters at the batch sizes of
+  a search.  The network is converted once with its weights as inputs; `refresh`
+  binds the current weights as constants and compiles (a tenth of a second), so a
+  weight change costs no re-conversion.  `Gen_Model` refreshes it whenever the Keras
+  weights change.
+
+`inBackground` runs a call in a background thread (returning a
+`concurrent.futures.Future`): TensorFlow and OpenVINO release the GIL while they
+compute, so the search of some games proceeds on one core while the network evaluates
+other games' leaves on the other.
+
+`ENGINES` and `PRECISIONS` are the values of the config's INFERENCE and
+INFERENCE_PRECISION; `resolve` turns "auto" into what this machine supports.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+try:  # OpenVINO is a regular dependency; a machine without a wheel for it uses TensorFlow.
+    import openvino as ov
+    from openvino import opset13 as ov_ops
+except ImportError:  # pragma: no cover - exercised only where OpenVINO cannot be installed
+    ov = ov_ops = None
+
+ENGINES = ("auto", "tensorflow", "openvino")
+PRECISIONS = ("auto", "f32", "bf16")
+
+_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="inference")
+"""The threads that run submitted calls (two: one per concurrent batch of the
+ping-pong in `agent.runTogether`)."""
+
+
+def inBackground(call, *args) -> Future:
+    """`call(*args)` in one of the background threads."""
+    return _BACKGROUND.submit(call, *args)
+
+
+class EngineUnavailable(RuntimeError):
+    """The engine or precision asked for cannot run on this machine."""
+
+
+def _openvinoCore():
+    if ov is None:
+        return None
+    if not hasattr(_openvinoCore, "core"):
+        _openvinoCore.core = ov.Core()
+    return _openvinoCore.core
+
+
+def cpuSupportsBF16() -> bool:
+    """True when OpenVINO reports native bfloat16 support on this CPU."""
+    core = _openvinoCore()
+    return core is not None and "BF16" in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
+def resolve(engine: str, precision: str) -> tuple[str, str]:
+    """The (engine, precision) that `engine` / `precision` from the config mean on this
+    machine: "auto" is OpenVINO in bf16 where the CPU supports it, else OpenVINO in
+    f32, else TensorFlow in f32.  Raises EngineUnavailable for an explicit choice
+    this machine cannot run (OpenVINO missing, bf16 without CPU support)."""
+    if engine not in ENGINES:
+        raise ValueError(f"inference engine must be one of {ENGINES}, got {engine!r}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"inference precision must be one of {PRECISIONS}, got {precision!r}")
+    if engine == "auto":
+        engine = "openvino" if ov is not None else "tensorflow"
+    if engine == "openvino" and ov is None:
+        raise EngineUnavailable("INFERENCE='openvino' but the openvino package cannot be imported here; "
+                                "use INFERENCE='tensorflow' or 'auto'")
+    if engine == "tensorflow":
+        if precision == "bf16":
+            raise EngineUnavailable("INFERENCE_PRECISION='bf16' needs INFERENCE='openvino' (or 'auto')")
+        return engine, "f32"
+    if precision == "auto":
+        precision = "bf16" if cpuSupportsBF16() else "f32"
+    elif precision == "bf16" and not cpuSupportsBF16():
+        raise EngineUnavailable("INFERENCE_PRECISION='bf16' but this CPU has no native bfloat16 support; "
+                                "use 'f32' or 'auto'")
+    return engine, precision
+
+
+class TensorFlowEngine:
+    """The Keras model's inference pass as a TensorFlow concrete function (traced once
+    for any batch size, without autograph: it is one call).  Always current: it reads
+    the Keras variables themselves."""
+
+    name, precision = "tensorflow", "f32"
+
+    def __init__(self, keras_model, input_dim: tuple):
+        self._forward = tf.function(
+            lambda x: keras_model(x, training=False), autograph=False,
+            input_signature=[tf.TensorSpec((None, *input_dim), tf.float32)]).get_concrete_function()
+
+    def refresh(self, keras_model) -> None:
+        """Nothing to do: the traced function reads the live weights."""
+
+    def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values (n,), logits (n, 42)) for model inputs `x`."""
+        value, logits = self._forward(tf.constant(x, dtype=tf.float32))
+        return value.numpy()[:, 0], logits.numpy()
+
+
+
+class OpenVINOEngine:
+    """The network compiled by OpenVINO for this CPU, in `precision` ("f32" / "bf16").
+
+    The Keras forward pass is converted once with every weight as an input
+    (`stateless_call`); `refresh` binds the model's current weights as constants and
+    compiles, so a weight change costs a compilation, not a conversion.  Each thread
+    has its own inference request for the compiled network."""
+
+    name = "openvino"
+
+    def __init__(self, keras_model, input_dim: tuple, precision: str, threads: int = 1):
+        self.precision = precision
+        self.threads = threads
+        self._template = self._convert(keras_model, input_dim)
+        self._compiled = None
+        self._local = threading.local()
+
+    @staticmethod
+    def _convert(keras_model, input_dim: tuple):
+        weights = keras_model.trainable_variables + keras_model.non_trainable_variables
+        trainable = len(keras_model.trainable_variables)
+
+        def forward(x, *values):
+            outputs, _ = keras_model.stateless_call(list(values[:trainable]), list(values[trainable:]), x,
+                                                    training=False)
+            return outputs
+
+        specs = [tf.TensorSpec((None, *input_dim), tf.float32)] + [tf.TensorSpec(w.shape, w.dtype) for w in weights]
+        return ov.convert_model(tf.function(forward, input_signature=specs, autograph=False).get_concrete_function())
+
+    def refresh(self, keras_model) -> None:
+        """Compile the network with `keras_model`'s current weights."""
+        weights = [np.asarray(w) for w in keras_model.trainable_variables + keras_model.non_trainable_variables]
+        bound = self._template.clone()
+        parameters = bound.get_parameters()
+        for parameter, value in zip(parameters[1:], weights):
+            constant = ov_ops.constant(value)
+            for target in list(parameter.output(0).get_target_inputs()):
+                target.replace_source_output(constant.output(0))
+        for parameter in parameters[1:]:
+            bound.remove_parameter(parameter)
+        bound.validate_nodes_and_infer_types()
+        self._compiled = _openvinoCore().compile_model(bound, "CPU", {
+            "INFERENCE_PRECISION_HINT": self.precision, "INFERENCE_NUM_THREADS": self.threads,
+            "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"})
+
+    def _request(self):
+        """This thread's inference request for the current compilation."""
+        compiled, request = getattr(self._local, "pair", (None, None))
+        if compiled is not self._compiled:
+            compiled, request = self._compiled, self._compiled.create_infer_request()
+            self._local.pair = (compiled, request)
+        return request
+
+    def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values (n,), logits (n, 42)) for model inputs `x`."""
+        request = self._request()
+        request.infer([np.ascontiguousarray(x, dtype=np.float32)])
+        return request.get_output_tensor(0).data[:, 0].copy(), request.get_output_tensor(1).data.copy()
+
+
+
+def makeEngine(keras_model, input_dim: tuple, engine: str = "auto", precision: str = "auto"):
+    """The engine `engine` / `precision` (config values, "auto" resolved for this
+    machine) for `keras_model`, not yet refreshed."""
+    engine, precision = resolve(engine, precision)
+    if engine == "tensorflow":
+        return TensorFlowEngine(keras_model, input_dim)
+    return OpenVINOEngine(keras_model, input_dim, precision)
