@@ -12,19 +12,22 @@ the current network -> tournament current vs best -> promote and save.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
 import numpy as np
 
+import evaluation
+import gamelog
 import loggers as lg
 import runs
 import storage
 from agent import Agent, Resign, User, runTogether
 from config import DEFAULT, Config, ConfigError
-from game import Game, GameState, columnOf
+from game import Game, GameState
 from memory import Memory
+from runs import versionPlayer
+from thinking import Narrated
 
 _INFO = logging.INFO
 
@@ -72,8 +75,7 @@ class Episode:
         """Play the game to its end: yields every leaf position the searches need
         evaluated; a resignation ends the game as a loss for the player to move."""
         if self.logger.isEnabledFor(_INFO):
-            self.logger.info("====================")
-            self.logger.info("EPISODE %d: %s (X) vs %s (O)", self.index + 1, self.names[1], self.names[-1])
+            gamelog.logStart(self.logger, self.index + 1, self.names)
         while not self.done:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
             try:
@@ -81,7 +83,7 @@ class Episode:
             except Resign:
                 self.done, self.value = True, -1
                 if self.logger.isEnabledFor(_INFO):
-                    self.logger.info("game %d: %s resigns", self.index + 1, self.names[self.state.playerTurn])
+                    gamelog.logResign(self.logger, self.index + 1, self.names[self.state.playerTurn])
                 return
             self._playMove(*move)
 
@@ -90,25 +92,12 @@ class Episode:
         if self.memory is not None:
             self.memory.commit_stmemory(Game.identities, state, pi)
         if self.logger.isEnabledFor(_INFO):
-            self._logMove(state, action, pi, mcts_value, nn_value)
+            gamelog.logMove(self.logger, self.index + 1, self.names[state.playerTurn], state, action, pi,
+                            mcts_value, nn_value)
         self.state, self.value, self.done = state.takeAction(action)
         self.turn += 1
         if self.done:
             self.state.render(self.logger)
-
-    def _logMove(self, state, action, pi, mcts_value, nn_value) -> None:
-        lg_ = self.logger
-        mover = "X" if state.playerTurn == 1 else "O"
-        state.render(lg_)
-        game = self.index + 1
-        lg_.info("game %d: %s (%s) to move; visit shares by column: %s", game, self.names[state.playerTurn], mover,
-                 " ".join(f"{c + 1}:{pi[state.actionForColumn(c)]:.2f}" if state.actionForColumn(c) is not None
-                          else f"{c + 1}:--" for c in range(7)))
-        if mcts_value is not None:
-            lg_.info("game %d: MCTS perceived value for %s: %+.3f; NN perceived value: %+.3f", game, mover,
-                     mcts_value, nn_value)
-        lg_.info("game %d: action: column %d", game, columnOf(action) + 1)
-
 
 def _seats(player1, player2, episodes: int, goes_first: int):
     """For each episode, (player moving first, player moving second) with their match
@@ -195,44 +184,32 @@ def _score(episode: Episode, scores, sp_scores, points, memory: Memory | None) -
     points[episode.names[state.playerTurn]].append(episode.value)
     points[episode.names[-state.playerTurn]].append(-episode.value)
     if episode.logger.isEnabledFor(_INFO):
-        episode.logger.info("EPISODE %d: %s wins after %d moves", episode.index + 1, winner or "nobody (draw)",
-                            episode.turn)
+        gamelog.logResult(episode.logger, episode.index + 1, winner, episode.turn)
+    for player in episode.players.values():
+        if isinstance(player, User):
+            player.gameOver(state, episode.names, episode.turn)
 
 
 # -- versions and humans ---------------------------------------------------------------
-def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int, input_fn=input,
-                  output_fn=print, mcts_simulations: int | None = None):
-    """A player for `version` of the run in `run_folder`: -1 a human, 0 an untrained
-    network, n the saved network models/version000n.keras."""
-    from model import Residual_CNN
-
-    if version < -1:
-        raise ValueError(f"version must be -1 (a human), 0 (an untrained network) or a saved version, got {version}")
-    if version == -1:
-        return User(name, env.state_size, env.action_size, input_fn, output_fn)
-    network = Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, run_folder)
-    if version > 0:
-        network.loadWeights(storage.model_path(run_folder, version),
-                            f"saved versions: {', '.join(map(str, runs.savedVersions(run_folder))) or 'none'}")
-    sims = cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
-    return Agent(name, env.state_size, env.action_size, sims, cfg.CPUCT, network, cfg, logger=lg.logger_mcts)
-
-
 def playMatchesBetweenVersions(env: Game, run_version, player1version: int, player2version: int,
                                EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
-                               goes_first: int = 0, cfg: Config | None = None, input_fn=input,
+                               goes_first: int = 0, cfg: Config | None = None, input_fn=None,
                                output_fn=print):
-    """Play two versions of a run against each other (-1: a human, typing columns).
+    """Play two versions of a run against each other (-1: a human, typing columns;
+    `input_fn` None: the builtin `input` at the time of asking).
 
     `run_version` is an archived run number (run_archive/connect4/runNNNN) or None for
-    the live run folder; networks are built with that run's own config."""
-    cfg = cfg or DEFAULT
-    folder = (cfg.path("RUN_FOLDER") if run_version is None
-              else storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), env.name, run_version))
-    run_cfg = runs.runConfig(folder, cfg)
-    player1 = versionPlayer("player1", env, run_cfg, folder, player1version, input_fn, output_fn)
-    player2 = versionPlayer("player2", env, run_cfg, folder, player2version, input_fn, output_fn)
-    return playMatches(player1, player2, EPISODES, logger, turns_until_tau0, None, goes_first)
+    the live run folder; networks are built with that run's own config.  With a human
+    playing, everything goes through `output_fn`: the human's side, the board before
+    each of their moves, after each agent move its column and a one-line summary of
+    its search (`thinking.Narrated`), and at the end of each game the final board and
+    the result line (`User.gameOver`)."""
+    folder = runs.runFolder(cfg or DEFAULT, run_version)
+    players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn)
+               for name, version in (("player1", player1version), ("player2", player2version))]
+    if any(isinstance(player, User) for player in players):
+        players = [Narrated(player, output_fn) if isinstance(player, Agent) else player for player in players]
+    return playMatches(*players, EPISODES, logger, turns_until_tau0, None, goes_first)
 
 
 # -- the training loop ------------------------------------------------------------------
@@ -257,8 +234,6 @@ def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size:
 def evaluateBest(run: runs.RunState, progress: str | None = None) -> dict[str, float]:
     """Mistake rates of the best network on the run's benchmark set, against perfect
     play: the raw network (argmax of its policy) and the agent (MCTS, EVAL_SIMS)."""
-    import evaluation
-
     positions = run.benchmark()
     network = evaluation.mistakeRate(positions, evaluation.networkChooser(run.best_NN)).rate
     agent = evaluation.mistakeRate(positions, evaluation.agentChooser(run.best_NN, run.cfg, run.cfg.EVAL_SIMS,
@@ -297,7 +272,7 @@ def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
         row.update(current_player.replay(run.memory.ltmemory,
                                          progress=f"iteration {iteration}: retraining" if progress else None),
                    trained=True)
-        storage.save_model(run.current_NN.model, run.folder / "models" / "current.keras")
+        run.saveCurrentNetwork()
         times["retrain"] = time.perf_counter() - start
         logMemorySample(run.memory, current_player, lg.logger_memory)
         start = time.perf_counter()
@@ -309,12 +284,7 @@ def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
         row.update(scores=scores, sp_scores=sp_scores)
         lg.logger_tourney.info("SCORES %s, STARTING PLAYER %s", scores, sp_scores)
         if scores["current_player"] > scores["best_player"] * cfg.SCORING_THRESHOLD:
-            run.best_player_version += 1
-            run.best_NN.setWeightsFrom(run.current_NN.model)
-            run.best_NN.write("connect4", run.best_player_version)
-            # The promotion is checkpointed at once: a kill later in the iteration
-            # then redoes the iteration with the new best version, which is never lost.
-            storage.write_json(run.folder / "checkpoint.json", run.checkpoint())
+            run.promote()
             row["promoted"] = True
             lg.logger_main.info("promoted: best version is now %d", run.best_player_version)
     if cfg.EVAL_POSITIONS > 0:
@@ -324,17 +294,12 @@ def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
         times["evaluation"] = time.perf_counter() - start
     start = time.perf_counter()
     lg.logger_main.info("--- saving ---")
-    run.memory.save(storage.memory_path(run.folder, iteration))
+    run.saveMemory(iteration)
     times["save"] = time.perf_counter() - start
     row.update(best_player_version=run.best_player_version, memory_size=len(run.memory),
                selfplay_positions=selfplay_positions,
                seconds={k: round(v, 3) for k, v in times.items()})
-    # The metrics row goes before the checkpoint: a kill between the two leaves a row
-    # beyond the checkpoint, which resuming drops (the iteration is then redone).
-    storage.append_line(run.folder / "metrics.jsonl", json.dumps(row, sort_keys=True))
-    run.iteration, run.memory_iteration = iteration, iteration
-    storage.write_json(run.folder / "checkpoint.json", run.checkpoint())
-    runs.pruneMemorySnapshots(run.folder, cfg.MEMORY_SNAPSHOTS_KEPT, iteration)
+    run.finishIteration(iteration, row)
     return row
 
 

@@ -14,8 +14,12 @@ folder): it closes and replaces the previous handlers instead of piling them up.
 from __future__ import annotations
 
 import logging
+import os
+import re
+from contextlib import contextmanager
 from logging.handlers import RotatingFileHandler
-from pathlib import Path
+
+import storage
 
 NAMES = ("main", "memory", "tourney", "mcts", "model")
 
@@ -29,15 +33,23 @@ _LOGGERS = {"main": logger_main, "memory": logger_memory, "tourney": logger_tour
             "mcts": logger_mcts, "model": logger_model}
 
 
-def get(name: str) -> logging.Logger:
-    return _LOGGERS[name]
+LINE_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+"""Every line of the logs: time, level, message."""
+_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ (.*)")
+
+
+def messageOf(line: str) -> str:
+    """The message of a line LINE_FORMAT wrote (a line without its prefix is taken
+    as the message itself)."""
+    match = _LINE.fullmatch(line)
+    return match.group(1) if match else line
 
 
 def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
     """Point the five loggers at `run_folder`/logs, enabled per cfg.LOGGERS."""
-    folder = Path(run_folder) / "logs"
+    folder = storage.logs_folder(run_folder)
     folder.mkdir(parents=True, exist_ok=True)
-    formatter = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    formatter = logging.Formatter(LINE_FORMAT)
     for name, logger in _LOGGERS.items():
         close_handlers(logger)
         logger.propagate = False
@@ -62,6 +74,23 @@ def close_handlers(logger: logging.Logger) -> None:
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
         handler.close()
+
+
+@contextmanager
+def nativeStderrTo(path):
+    """For the duration, send what native code writes to the process's standard error
+    (file descriptor 2) to the file `path`; Python's own `sys.stderr` is untouched.
+    TensorFlow's C++ layer writes start-up notices there when it is first imported,
+    which a Jupyter kernel would show as red blocks in whichever cell runs then."""
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
 
 
 def disable_all() -> None:

@@ -17,39 +17,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from keras import layers, ops, regularizers  # noqa: E402
+from keras import layers, regularizers  # noqa: E402
 
 import loggers  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT  # noqa: E402
-
-POLICY_NOT_LEGAL = -1.0
-"""Policy-target entry marking an illegal move (legal entries hold the visit share)."""
-
-
-@keras.saving.register_keras_serializable(package="connect4")
-def softmax_cross_entropy_with_logits(y_true, y_pred):
-    """Cross-entropy of the policy logits against the search's visit distribution.
-
-    `y_true` holds the visit share of each legal move and POLICY_NOT_LEGAL (-1) at
-    illegal ones.  Illegal moves are masked out of the softmax; legal but unvisited
-    moves stay in it (so their probability is pushed down) and a one-hot target the
-    network already predicts gives (near) zero loss.  Illegal logits are replaced by
-    the lowest finite value and left out of the sum, so no logit, however large or
-    small, lets them into the softmax or turns the loss into NaN."""
-    legal = ops.greater_equal(y_true, 0.0)
-    lowest = float(np.finfo(keras.backend.standardize_dtype(y_pred.dtype)).min)
-    log_probs = ops.log_softmax(ops.where(legal, y_pred, ops.full_like(y_pred, lowest)), axis=-1)
-    return -ops.sum(ops.where(legal, y_true * log_probs, ops.zeros_like(log_probs)), axis=-1)
-
-
-def policyTargets(minibatch) -> np.ndarray:
-    """Policy targets for memory rows: the visit distribution AV, -1 at illegal moves."""
-    targets = np.full((len(minibatch), len(minibatch[0]["AV"])), POLICY_NOT_LEGAL, dtype=np.float32)
-    for i, row in enumerate(minibatch):
-        legal = row["state"].allowedActions
-        targets[i, legal] = np.asarray(row["AV"])[legal]
-    return targets
+from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits  # noqa: E402, F401
 
 
 class Gen_Model:

@@ -1,10 +1,16 @@
-"""A run folder's life: start it, resume it, archive it.
+"""A run folder's life: start it, resume it, record its iterations, archive it, and
+the players its saved versions make.
 
 A run lives in its folder (see `storage` for the layout).  `openRun` resumes the run
 a folder holds, with the config it was started with, or starts one (from scratch or
 from an archived run); resuming removes what a killed run left unrecorded and falls
 back to older memory snapshots when the newest is damaged.  `funcs.train` drives the
-iterations of the `RunState` this returns.
+iterations of the `RunState` this returns; the RunState methods write what an
+iteration produced in the order the resume code relies on.
+
+`versionPlayer` is the one place that turns "version v of the run in folder F" into a
+player (the run's best version, a saved one, an untrained network or a human), with
+the network built from that run's own config.
 """
 
 from __future__ import annotations
@@ -13,10 +19,14 @@ import json
 import shutil
 from pathlib import Path
 
+import evaluation
+import loggers as lg
 import storage
+from agent import Agent, User
 from config import DEFAULT, Config
 from game import Game, GameState
 from memory import Memory
+from model import Residual_CNN
 
 
 def sayNow(text: str) -> None:
@@ -44,7 +54,6 @@ class RunState:
         """The run's seeded set of EVAL_POSITIONS positions scored against perfect play
         (generated once per session; the same for the same SEED)."""
         if self._benchmark is None:
-            import evaluation
             self._benchmark = evaluation.benchmarkPositions(self.cfg.EVAL_POSITIONS, self.cfg.SEED)
         return self._benchmark
 
@@ -52,15 +61,50 @@ class RunState:
         return {"iteration": self.iteration, "best_player_version": self.best_player_version,
                 "memory_iteration": self.memory_iteration}
 
+    # -- what an iteration writes, in the order resuming relies on ---------------------
+    def saveCurrentNetwork(self) -> None:
+        """Save the current network after its retraining, so that a resumed run keeps
+        training it even when it was not promoted (`_loadCurrentNetwork` reads it)."""
+        storage.save_model(self.current_NN.model, storage.current_model_path(self.folder))
+
+    def promote(self) -> None:
+        """Make the current network the best one: saved as the next version, and the
+        promotion checkpointed at once.  A kill later in the iteration then redoes the
+        iteration with the new best version, which is never lost; a kill between the
+        save and the checkpoint leaves a version the checkpoint does not name, which
+        resuming deletes (`_removeLeftovers`) before the tournament is played again."""
+        self.best_player_version += 1
+        self.best_NN.setWeightsFrom(self.current_NN.model)
+        self.best_NN.write("connect4", self.best_player_version)
+        storage.write_json(storage.checkpoint_path(self.folder), self.checkpoint())
+
+    def saveMemory(self, iteration: int) -> None:
+        """Save memory as iteration `iteration`'s snapshot (the checkpoint names it only
+        once `finishIteration` has run)."""
+        self.memory.save(storage.memory_path(self.folder, iteration))
+
+    def finishIteration(self, iteration: int, row: dict) -> None:
+        """Record iteration `iteration` as done: its metrics row, then the checkpoint
+        (naming the memory snapshot `saveMemory` wrote), then the removal of memory
+        snapshots beyond MEMORY_SNAPSHOTS_KEPT.  The row goes before the checkpoint: a
+        kill between the two leaves a row beyond the checkpoint, which resuming drops
+        (`_dropMetricsAfter`), and the iteration is redone."""
+        storage.append_line(storage.metrics_path(self.folder), json.dumps(row, sort_keys=True))
+        self.iteration, self.memory_iteration = iteration, iteration
+        storage.write_json(storage.checkpoint_path(self.folder), self.checkpoint())
+        for old in storage.memory_snapshots(self.folder)[:-self.cfg.MEMORY_SNAPSHOTS_KEPT]:
+            if old != iteration:
+                storage.memory_path(self.folder, old).unlink(missing_ok=True)
+
 
 def runConfig(run_folder, fallback: Config | None = None) -> Config:
     """The config a run was built with (its config.json), else `fallback`."""
-    path = Path(run_folder) / "config.json"
+    path = storage.config_path(run_folder)
     return Config.from_json_file(path) if path.exists() or fallback is None else fallback
 
 
 def readCheckpoint(folder: Path) -> dict:
-    path = folder / "checkpoint.json"
+    path = storage.checkpoint_path(folder)
     way_out = ("restore it, or move the run folder away to start a new run "
                "(models/ and memory/ keep every saved version)")
     values = storage.read_json(path, "checkpoint file", way_out)
@@ -73,16 +117,60 @@ def readCheckpoint(folder: Path) -> dict:
     return values
 
 
-def savedVersions(folder) -> list[int]:
-    """Version numbers of the networks saved in a run folder, ascending."""
-    names = (Path(folder) / "models").glob("version[0-9][0-9][0-9][0-9].keras")
-    return sorted(int(path.stem[len("version"):]) for path in names)
+def savedVersionsList(folder) -> str:
+    """The versions saved in a run folder, for messages: '1, 2, 5', or 'none'."""
+    return ", ".join(map(str, storage.saved_versions(folder))) or "none"
+
+
+def runFolder(cfg: Config, run_number: int | None = None) -> Path:
+    """The live run folder (cfg's RUN_FOLDER) when `run_number` is None, else the
+    folder of archived run `run_number` (run_archive/connect4/runNNNN)."""
+    if run_number is None:
+        return cfg.path("RUN_FOLDER")
+    return storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), "connect4", run_number)
+
+
+def bestVersion(folder) -> int:
+    """The best version of the run in `folder`, from its checkpoint."""
+    if not storage.checkpoint_path(folder).exists():
+        raise storage.RunFileError(f"{folder} holds no run (no checkpoint.json): train first, point "
+                                   "run_folder at a run, or choose version 0 (an untrained network)")
+    return readCheckpoint(Path(folder))["best_player_version"]
+
+
+def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | None, input_fn=None,
+                  output_fn=print, mcts_simulations: int | None = None):
+    """A player for `version` of the run in `run_folder`: None the run's best version,
+    -1 a human (typing through `input_fn` / `output_fn`; `input_fn` None: the builtin
+    `input` at the time of asking), 0 an untrained network, n the saved network
+    models/version000n.keras.  Networks are built with the run's own config.json
+    (else `cfg`); `mcts_simulations` overrides its MCTS_SIMS.  A version the folder
+    does not hold is refused with the versions it does hold."""
+    folder = Path(run_folder)
+    if mcts_simulations is not None and (isinstance(mcts_simulations, bool) or not isinstance(mcts_simulations, int)
+                                         or mcts_simulations < 1):
+        raise ValueError(f"sims must be a positive number of MCTS simulations, got {mcts_simulations!r}")
+    if version is None:
+        version = bestVersion(folder)
+    if isinstance(version, bool) or not isinstance(version, int) or version < -1:
+        raise ValueError(f"version must be -1 (a human), 0 (an untrained network) or a saved version, got {version!r}")
+    if version == -1:
+        return User(name, env.state_size, env.action_size, input_fn, output_fn)
+    if version > 0 and not storage.model_path(folder, version).exists():
+        raise ValueError(f"run folder {folder} has no saved version {version}; saved versions: "
+                         f"{savedVersionsList(folder)} (or 0 for an untrained network)")
+    run_cfg = runConfig(folder, cfg)
+    network = Residual_CNN.fromConfig(run_cfg, env.input_shape, env.action_size, folder)
+    if version > 0:
+        network.loadWeights(storage.model_path(folder, version), f"saved versions: {savedVersionsList(folder)}")
+    sims = run_cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
+    return Agent(name, env.state_size, env.action_size, sims, run_cfg.CPUCT, network, run_cfg, logger=lg.logger_mcts)
 
 
 def readMetrics(folder) -> list[dict]:
     """The rows of a run's metrics.jsonl (none if it does not exist yet); a damaged
     line raises RunFileError naming the file and the line."""
-    path = Path(folder) / "metrics.jsonl"
+    path = storage.metrics_path(folder)
     if not path.exists():
         return []
     try:
@@ -104,8 +192,6 @@ def readMetrics(folder) -> list[dict]:
 
 
 def _networks(cfg: Config, folder: Path):
-    from model import Residual_CNN
-
     env = Game()
     return (Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder),
             Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder))
@@ -122,15 +208,29 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
     network saved as version 1."""
     cfg = cfg or DEFAULT
     folder = cfg.path("RUN_FOLDER")
-    if (folder / "checkpoint.json").exists():
-        run_cfg = Config.from_json_file(folder / "config.json")
+    start, run_cfg = startingPoint(cfg, initial_run)
+    if start == "resume":
         if run_cfg.replace(RUN_FOLDER=cfg.RUN_FOLDER) != cfg:
             say(f"{folder} already holds a run: resuming it with its own config.json "
                 "(move the folder away to start a new run with another config).")
-        return _resume(folder, run_cfg.replace(RUN_FOLDER=str(folder)), say)
-    if initial_run is not None:
-        return _startFromArchive(folder, cfg, initial_run, initial_model_version, initial_memory_version, say)
+        return _resume(folder, run_cfg, say)
+    if start == "archive":
+        return _startFromArchive(folder, run_cfg, initial_run, initial_model_version, initial_memory_version, say)
     return _startNew(folder, cfg, say)
+
+
+def startingPoint(cfg: Config, initial_run: int | None = None) -> tuple[str, Config]:
+    """What training with `cfg` does in cfg's run folder, and the config it then uses:
+    ("resume", the run's own config.json) when the folder holds a run (a checkpoint);
+    else ("archive", archived run `initial_run`'s config) when starting from one; else
+    ("new", cfg).  The configs returned write to cfg's run folder."""
+    folder = cfg.path("RUN_FOLDER")
+    if storage.checkpoint_path(folder).exists():
+        return "resume", Config.from_json_file(storage.config_path(folder)).replace(RUN_FOLDER=str(folder))
+    if initial_run is not None:
+        return "archive", Config.from_json_file(storage.config_path(runFolder(cfg, initial_run))).replace(
+            RUN_FOLDER=str(folder), RUN_ARCHIVE_FOLDER=cfg.RUN_ARCHIVE_FOLDER)
+    return "new", cfg
 
 
 def _startNew(folder: Path, cfg: Config, say) -> RunState:
@@ -139,10 +239,10 @@ def _startNew(folder: Path, cfg: Config, say) -> RunState:
     keras.utils.set_random_seed(cfg.SEED)
     best_NN, current_NN = _networks(cfg, folder)
     current_NN.setWeightsFrom(best_NN.model)
-    storage.write_text(folder / "config.json", cfg.to_json())
+    storage.write_text(storage.config_path(folder), cfg.to_json())
     best_NN.write("connect4", 1)
     run = RunState(folder, cfg, 0, 1, Memory(cfg.MEMORY_SIZE), best_NN, current_NN, None)
-    storage.write_json(folder / "checkpoint.json", run.checkpoint())
+    storage.write_json(storage.checkpoint_path(folder), run.checkpoint())
     say(f"New run in {folder}: version 1 is the untrained network.")
     return run
 
@@ -153,8 +253,8 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     version = checkpoint["best_player_version"]
     _removeLeftovers(folder, version, say)
     best_NN.loadWeights(storage.model_path(folder, version), way_out=(
-        f"set best_player_version in {folder / 'checkpoint.json'} to an intact saved version "
-        f"(saved: {', '.join(map(str, savedVersions(folder))) or 'none'})"))
+        f"set best_player_version in {storage.checkpoint_path(folder)} to an intact saved version "
+        f"(saved: {savedVersionsList(folder)})"))
     _loadCurrentNetwork(current_NN, best_NN, folder, say)
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     _dropMetricsAfter(folder, checkpoint["iteration"])
@@ -168,15 +268,16 @@ def _removeLeftovers(folder: Path, best_version: int, say) -> None:
     for a promotion the kill kept out of the checkpoint (the resumed iteration redoes
     that tournament)."""
     storage.remove_leftover_temp_files(folder)
-    for version in savedVersions(folder):
+    for version in storage.saved_versions(folder):
         if version > best_version:
             storage.model_path(folder, version).unlink()
             say(f"Removed {storage.model_path(folder, version)}: its promotion never reached the checkpoint.")
 
 
 def _loadCurrentNetwork(current_NN, best_NN, folder: Path, say) -> None:
-    """The current network as last saved (models/current.keras), else the best one."""
-    path = folder / "models" / "current.keras"
+    """The current network as last saved (`RunState.saveCurrentNetwork`), else the
+    best one."""
+    path = storage.current_model_path(folder)
     current_NN.setWeightsFrom(best_NN.model)
     if path.exists():
         try:
@@ -190,8 +291,7 @@ def _resumeMemory(folder: Path, cfg: Config, iteration: int | None, say) -> tupl
     intact older one (said aloud).  Raises RunFileError when none is intact."""
     if iteration is None:
         return Memory(cfg.MEMORY_SIZE), None
-    candidates = [iteration] + sorted((int(p.stem[len("memory"):]) for p in (folder / "memory").glob("memory*.npz")
-                                       if int(p.stem[len("memory"):]) < iteration), reverse=True)
+    candidates = [iteration] + [older for older in reversed(storage.memory_snapshots(folder)) if older < iteration]
     problems = []
     for candidate in candidates:
         try:
@@ -202,9 +302,9 @@ def _resumeMemory(folder: Path, cfg: Config, iteration: int | None, say) -> tupl
         if problems:
             say("; ".join(problems) + f". Resuming with the older memory snapshot of iteration {candidate}.")
         return memory, candidate
-    raise storage.RunFileError("no intact memory snapshot in " + str(folder / "memory") + ": " + "; ".join(problems)
-                               + f". To resume with an empty memory, set memory_iteration to null in "
-                               f"{folder / 'checkpoint.json'}.")
+    raise storage.RunFileError("no intact memory snapshot in " + str(storage.memory_path(folder, 0).parent) + ": "
+                               + "; ".join(problems) + ". To resume with an empty memory, set memory_iteration "
+                               f"to null in {storage.checkpoint_path(folder)}.")
 
 
 def _dropMetricsAfter(folder: Path, iteration: int) -> None:
@@ -213,38 +313,30 @@ def _dropMetricsAfter(folder: Path, iteration: int) -> None:
     rows = readMetrics(folder)
     kept = [row for row in rows if row["iteration"] <= iteration]
     if len(kept) != len(rows):
-        storage.write_text(folder / "metrics.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
+        storage.write_text(storage.metrics_path(folder), "".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
 
 
-def _startFromArchive(folder: Path, cfg: Config, run_number: int, model_version, memory_version, say) -> RunState:
-    archive = storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), "connect4", run_number)
-    run_cfg = Config.from_json_file(archive / "config.json").replace(
-        RUN_FOLDER=str(folder), RUN_ARCHIVE_FOLDER=cfg.RUN_ARCHIVE_FOLDER)
+def _startFromArchive(folder: Path, run_cfg: Config, run_number: int, model_version, memory_version,
+                      say) -> RunState:
+    archive = runFolder(run_cfg, run_number)
     if model_version is None:
         model_version = readCheckpoint(archive)["best_player_version"]
     best_NN, current_NN = _networks(run_cfg, folder)
-    best_NN.loadWeights(archive / "models" / storage.model_name(model_version))
+    best_NN.loadWeights(storage.model_path(archive, model_version))
     current_NN.setWeightsFrom(best_NN.model)
     memory = Memory(run_cfg.MEMORY_SIZE)
     if memory_version is not None:
         memory = Memory.load(storage.memory_path(archive, memory_version), run_cfg.MEMORY_SIZE)
-    storage.write_text(folder / "config.json", run_cfg.to_json())
+    storage.write_text(storage.config_path(folder), run_cfg.to_json())
     best_NN.write("connect4", model_version)
     run = RunState(folder, run_cfg, 0, model_version, memory, best_NN, current_NN, None)
     if memory_version is not None:
         memory.save(storage.memory_path(folder, 0))
         run.memory_iteration = 0
-    storage.write_json(folder / "checkpoint.json", run.checkpoint())
+    storage.write_json(storage.checkpoint_path(folder), run.checkpoint())
     say(f"New run in {folder} from archived run {run_number}: model version {model_version}, "
         f"{len(memory)} positions in memory (memory version {memory_version}).")
     return run
-
-
-def pruneMemorySnapshots(folder: Path, keep: int, current: int | None) -> None:
-    snapshots = sorted((folder / "memory").glob("memory*.npz"))
-    for old in snapshots[:-keep]:
-        if current is None or old != storage.memory_path(folder, current):
-            old.unlink(missing_ok=True)
 
 
 def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path:
@@ -252,11 +344,9 @@ def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path
     default), from where initialise.py can start a new run.  The copy is made under a
     temporary name and renamed when complete; training must not run meanwhile."""
     cfg = cfg or DEFAULT
-    archive_root = cfg.path("RUN_ARCHIVE_FOLDER") / "connect4"
     if run_number is None:
-        taken = [int(p.name[3:]) for p in archive_root.glob("run[0-9][0-9][0-9][0-9]")]
-        run_number = max(taken, default=0) + 1
-    target = storage.archived_run(cfg.path("RUN_ARCHIVE_FOLDER"), "connect4", run_number)
+        run_number = max(storage.archived_runs(cfg.path("RUN_ARCHIVE_FOLDER"), "connect4"), default=0) + 1
+    target = runFolder(cfg, run_number)
     if target.exists():
         raise FileExistsError(f"{target} already exists: choose another run number")
     partial = target.with_name(f".{target.name}.partial")

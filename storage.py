@@ -65,6 +65,27 @@ class DiskFullError(OSError):
     """The disk filled up while a file was written; the old file is untouched."""
 
 
+# -- the layout: every name of a run's files is written here and nowhere else ----------
+def config_path(run_folder) -> Path:
+    return Path(run_folder) / "config.json"
+
+
+def checkpoint_path(run_folder) -> Path:
+    return Path(run_folder) / "checkpoint.json"
+
+
+def metrics_path(run_folder) -> Path:
+    return Path(run_folder) / "metrics.jsonl"
+
+
+def logs_folder(run_folder) -> Path:
+    return Path(run_folder) / "logs"
+
+
+def current_model_path(run_folder) -> Path:
+    return Path(run_folder) / "models" / "current.keras"
+
+
 def model_name(version: int) -> str:
     return f"version{version:04d}.keras"
 
@@ -77,8 +98,29 @@ def memory_path(run_folder, iteration: int) -> Path:
     return Path(run_folder) / "memory" / f"memory{iteration:04d}.npz"
 
 
+def saved_versions(run_folder) -> list[int]:
+    """Version numbers of the networks saved in a run folder, ascending."""
+    return _numbered(Path(run_folder) / "models", "version", ".keras")
+
+
+def memory_snapshots(run_folder) -> list[int]:
+    """Iterations whose memory snapshot is in a run folder, ascending."""
+    return _numbered(Path(run_folder) / "memory", "memory", ".npz")
+
+
 def archived_run(archive_folder, game: str, run_number: int) -> Path:
     return Path(archive_folder) / game / f"run{run_number:04d}"
+
+
+def archived_runs(archive_folder, game: str) -> list[int]:
+    """Numbers of the runs archived for `game`, ascending."""
+    return _numbered(Path(archive_folder) / game, "run", "")
+
+
+def _numbered(folder: Path, prefix: str, suffix: str) -> list[int]:
+    """The numbers NNNN of the entries PREFIXNNNNSUFFIX in `folder`, ascending."""
+    names = (path.name for path in folder.glob(f"{prefix}[0-9][0-9][0-9][0-9]{suffix}"))
+    return sorted(int(name[len(prefix):len(name) - len(suffix)]) for name in names)
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -105,8 +147,8 @@ def remove_temp_files(path) -> None:
 def remove_leftover_temp_files(run_folder) -> list[Path]:
     """Delete every temporary file killed writes left in a run folder (call it with
     the run's lock held); returns what was removed."""
-    folder = Path(run_folder)
-    leftovers = [tmp for sub in (folder, folder / "models", folder / "memory") for tmp in sub.glob(".*.tmp*")]
+    folders = {Path(run_folder), model_path(run_folder, 0).parent, memory_path(run_folder, 0).parent}
+    leftovers = [tmp for sub in folders for tmp in sub.glob(".*.tmp*")]
     for tmp in leftovers:
         tmp.unlink(missing_ok=True)
     return leftovers
@@ -184,17 +226,16 @@ def save_model(model, path) -> None:
 
 
 def load_model(path, way_out: str = "resume from an earlier version (initialise.py)"):
-    """Load a .keras file in Keras safe mode (no code from the file is executed)."""
+    """Load a .keras file in Keras safe mode (no code from the file is executed),
+    uncompiled: its weights are all a run reads from it, so the loss it was trained
+    with is never needed."""
     import keras
-
-    from model import softmax_cross_entropy_with_logits
 
     path = Path(path)
     if not path.exists():
         raise RunFileError(f"model file {path} is missing; {way_out}")
     try:
-        return keras.models.load_model(path, compile=False, safe_mode=True, custom_objects={
-            "softmax_cross_entropy_with_logits": softmax_cross_entropy_with_logits})
+        return keras.models.load_model(path, compile=False, safe_mode=True)
     except Exception as exc:  # Keras raises many kinds for a damaged archive
         if "safe_mode" in str(exc):
             raise RunFileError(f"model file {path} holds code (e.g. a Lambda layer), which is never "

@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import keras  # noqa: E402
 
 import evaluation  # noqa: E402
-import funcs  # noqa: E402
-import runs
+import runs  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT, PROJECT_ROOT, ConfigError  # noqa: E402
 from game import Game  # noqa: E402
@@ -93,10 +92,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
                         help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
     args = parser.parse_args(argv)
-    if args.version is None:
-        has_run = (args.run_folder / "checkpoint.json").exists()
-        args.version = runs.readCheckpoint(args.run_folder)["best_player_version"] if has_run else 0
-    if args.version < 0:
+    if args.version is None and not storage.checkpoint_path(args.run_folder).exists():
+        args.version = 0
+    if args.version is not None and args.version < 0:
         parser.error("--version must be 0 (untrained) or a saved version number")
     if args.sims is not None and args.sims < 1:
         parser.error("--sims must be at least 1")
@@ -109,10 +107,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
         cfg = runs.runConfig(args.run_folder, DEFAULT)
         sims = args.sims or cfg.EVAL_SIMS
         keras.utils.set_random_seed(cfg.SEED)
-        player = funcs.versionPlayer("evaluated", Game(), cfg, args.run_folder, args.version, mcts_simulations=sims)
-    except (ConfigError, storage.RunFileError) as exc:
+        version = runs.bestVersion(args.run_folder) if args.version is None else args.version
+        player = runs.versionPlayer("evaluated", Game(), cfg, args.run_folder, version, mcts_simulations=sims)
+    except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
-    what = "untrained network" if args.version == 0 else f"version {args.version} of {args.run_folder}"
+    what = "untrained network" if version == 0 else f"version {version} of {args.run_folder}"
     print(f"Pons benchmark: {what}, agent with {sims} simulations, up to {args.limit or 'all'} positions per set")
     rows = evaluateSets(player.model, cfg, sims, args.sets, args.limit or None, args.pons_folder)
     print(formatTable(rows, sims))

@@ -1,28 +1,16 @@
-"""Evaluation against perfect play: solver scores, mistakes, choosers, reference players,
-benchmark positions, Pons sets, Elo ratings, the progress plot and the Pons CLI."""
+"""Evaluation against perfect play: solver scores, mistakes, choosers, benchmark
+positions, Pons sets and the Pons CLI."""
 
 from __future__ import annotations
 
-import json
-import math
+import numpy as np
+import pytest
+from bitbully import Board
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from bitbully import Board  # noqa: E402
-
-import evaluation  # noqa: E402
-import funcs  # noqa: E402
-import loggers  # noqa: E402
-import storage  # noqa: E402
-from agent import Agent  # noqa: E402
-from benchmarks import pons  # noqa: E402
-from evaluation import PairResult  # noqa: E402
-from game import Game, GameState  # noqa: E402
+import evaluation
+from benchmarks import pons
+from agent import Agent
+from game import Game, GameState
 
 ENV = Game()
 
@@ -154,49 +142,6 @@ def test_agent_chooser_finds_the_immediate_win(tiny_cfg, tiny_model):
     assert evaluation.agentChooser(tiny_model, tiny_cfg, sims=50)([state]) == [action("112233", 4)]
 
 
-# -- reference players ------------------------------------------------------------------------------
-def test_solver_never_loses_and_wins_every_game_as_first_player():
-    solver, random_player = evaluation.SolverPlayer(seed=1), evaluation.RandomPlayer(seed=2)
-    scores, _, _, _ = funcs.playMatches(solver, random_player, 3, loggers.logger_tourney, 0, goes_first=1)
-    assert scores == {"solver": 3, "drawn": 0, "random": 0}
-    assert evaluation.playReference(solver, random_player, 2)["losses"] == 0
-
-
-def test_random_and_rollout_players_play_whole_games_legally():
-    rollout, random_player = evaluation.RolloutMCTSPlayer(20, seed=1), evaluation.RandomPlayer(seed=2)
-    assert not isinstance(rollout, Agent) and not isinstance(random_player, Agent)
-    result = evaluation.playReference(rollout, random_player, 4)  # an illegal move would raise
-    assert sum(result.values()) == 4
-    assert result["wins"] >= 2
-
-
-def test_random_player_is_reproducible_and_legal():
-    state = GameState.fromMoves("444444")
-    first = [evaluation.RandomPlayer(seed=9).chooseAction(state) for _ in range(3)]
-    player = evaluation.RandomPlayer(seed=9)
-    moves = [player.chooseAction(state) for _ in range(50)]
-    assert first == [moves[0]] * 3
-    assert set(moves) == set(state.allowedActions)
-
-
-def test_rollout_player_takes_an_immediate_win():
-    state = GameState.fromMoves("112233")
-    assert evaluation.RolloutMCTSPlayer(200, seed=0).chooseAction(state) == action("112233", 4)
-
-
-def test_reference_player_act_steps_returns_a_move_without_requests():
-    steps = evaluation.RandomPlayer(seed=0).actSteps(GameState.initial(), tau=1)
-    with pytest.raises(StopIteration) as stop:
-        next(steps)
-    chosen, pi, value, nn_value = stop.value.value
-    assert pi[chosen] == 1 and pi.sum() == 1 and value is None and nn_value is None
-
-
-def test_play_reference_needs_distinct_names():
-    with pytest.raises(ValueError, match="distinct names"):
-        evaluation.playReference(evaluation.RandomPlayer(0), evaluation.RandomPlayer(1), 2)
-
-
 # -- the benchmark position set ---------------------------------------------------------------------
 def test_benchmark_positions_are_reproducible_distinct_and_discriminating():
     first = evaluation.benchmarkPositions(15, seed=4)
@@ -230,79 +175,6 @@ def test_load_pons_set_names_the_bad_line(tmp_path, line, message):
         evaluation.loadPonsSet(path)
 
 
-# -- ratings -----------------------------------------------------------------------------------------
-def test_fit_elo_recovers_a_known_difference_and_its_standard_error():
-    ratings = evaluation.fitElo([PairResult("strong", "weak", 7500, 0, 2500)], anchor="weak")
-    assert ratings["weak"] == (0.0, 0.0)
-    assert ratings["strong"].elo == pytest.approx(400 * math.log10(3), abs=1)
-    fisher_se = 400 / math.log(10) / math.sqrt(10000 * 0.75 * 0.25)
-    assert ratings["strong"].stderr == pytest.approx(fisher_se, rel=0.01)
-
-
-def test_fit_elo_orders_players_and_stays_finite_when_one_wins_everything():
-    results = [PairResult("a", "b", 14, 2, 4), PairResult("b", "c", 13, 4, 3), PairResult("a", "c", 20, 0, 0),
-               PairResult("c", "random", 20, 0, 0)]
-    ratings = evaluation.fitElo(results, anchor="random")
-    assert ratings["a"].elo > ratings["b"].elo > ratings["c"].elo > ratings["random"].elo == 0
-    assert all(math.isfinite(r.elo) and math.isfinite(r.stderr) and r.stderr > 0
-               for name, r in ratings.items() if name != "random")
-    centred = evaluation.fitElo(results)
-    assert sum(r.elo for r in centred.values()) == pytest.approx(0, abs=1e-6)
-    assert centred["a"].elo - centred["b"].elo == pytest.approx(ratings["a"].elo - ratings["b"].elo)
-
-
-def test_rate_versions_plays_a_round_robin_with_the_reference_opponents(tmp_path, tiny_cfg):
-    (tmp_path / "config.json").write_text(tiny_cfg.to_json())
-    table = evaluation.rateVersions(tmp_path, [0], games_per_pair=2, sims=4, rollout_simulations=20)
-    players = {row["player"]: row for row in table}
-    assert sorted(players) == ["random", "rollout_mcts20", "version0"]
-    assert players["random"]["elo"] == 0 and all(row["games"] == 4 for row in table)
-    assert sum(row["score"] for row in table) == pytest.approx(1.5)  # 3 pairs of 2 games, 1 point a game
-    assert all(math.isfinite(row["stderr"]) for row in table)
-
-
-# -- the progress plot -------------------------------------------------------------------------------
-def writeMetrics(folder, rows, tail=""):
-    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + tail)
-
-
-def test_plot_metrics_draws_what_the_rows_hold(tmp_path):
-    rows = [{"iteration": 1, "trained": False, "loss": None, "promoted": False, "scores": None,
-             "best_player_version": 1, "memory_size": 200, "mistake_rate": None},
-            {"iteration": 2, "trained": True, "loss": 1.5, "value_loss": 0.5, "policy_loss": 2.5, "promoted": True,
-             "scores": {"current_player": 3, "drawn": 0, "best_player": 1}, "best_player_version": 2,
-             "memory_size": 400, "mistake_rate": 0.4},
-            {"iteration": 3, "trained": True, "loss": 1.2, "value_loss": 0.4, "policy_loss": 2.0, "promoted": False,
-             "scores": {"current_player": 1, "drawn": 1, "best_player": 2}, "best_player_version": 2,
-             "memory_size": 600}]
-    writeMetrics(tmp_path, rows)
-    fig = evaluation.plotMetrics(tmp_path)
-    loss_ax, tourney_ax, mistake_ax, memory_ax, version_ax = fig.axes
-    assert list(loss_ax.get_lines()[0].get_xdata()) == [2, 3]
-    assert list(loss_ax.get_lines()[0].get_ydata()) == [1.5, 1.2]
-    promoted = tourney_ax.get_lines()[3]
-    assert list(promoted.get_xdata()) == [2]
-    assert list(mistake_ax.get_lines()[0].get_xdata()) == [2]
-    assert list(mistake_ax.get_lines()[0].get_ydata()) == [40.0]
-    assert list(memory_ax.get_lines()[0].get_ydata()) == [200, 400, 600]
-    plt.close(fig)
-
-
-@pytest.mark.parametrize("content", [None, ""])
-def test_plot_metrics_before_the_first_iteration(tmp_path, content):
-    if content is not None:
-        (tmp_path / "metrics.jsonl").write_text(content)
-    fig = evaluation.plotMetrics(tmp_path)
-    assert "no finished iteration" in fig.get_suptitle()
-    plt.close(fig)
-
-
-def test_plot_metrics_names_a_damaged_metrics_file(tmp_path):
-    writeMetrics(tmp_path, [{"iteration": 1, "memory_size": 10}], tail='{"iteration": 2, "mem')
-    with pytest.raises(storage.RunFileError, match="line 2"):
-        evaluation.plotMetrics(tmp_path)
-
-
 # -- the Pons command line -----------------------------------------------------------------------------
 def test_pons_cli_scores_an_untrained_network(tmp_path, tiny_cfg, capsys):
     run = tmp_path / "run"
@@ -322,16 +194,3 @@ def test_pons_cli_refuses_an_unknown_set(capsys):
     with pytest.raises(SystemExit):
         pons.main(["--sets", "L4_R1"])
     assert "unknown set 'L4_R1'" in capsys.readouterr().err
-
-
-def test_plot_ratings_draws_each_player_with_its_interval():
-    rows = [{"player": "version3", "elo": 250.0, "stderr": 40.0, "games": 20, "score": 0.8},
-            {"player": "random", "elo": 0.0, "stderr": 0.0, "games": 20, "score": 0.2}]
-    fig = evaluation.plotRatings(rows)
-    ax = fig.axes[0]
-    assert [label.get_text() for label in ax.get_xticklabels()] == ["version3", "random"]
-    line = ax.containers[0].lines[0]
-    assert list(line.get_ydata()) == [250.0, 0.0]
-    bars = ax.containers[0].lines[2][0].get_segments()
-    assert [tuple(segment[:, 1]) for segment in bars] == [(170.0, 330.0), (0.0, 0.0)]
-    plt.close(fig)

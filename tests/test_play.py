@@ -1,22 +1,22 @@
-"""Playing against the agent and watching it think (play.py), with the tiny network."""
+"""Playing against the agent and watching it think (play.py), and the typed game of
+playMatchesBetweenVersions, with the tiny network."""
 
 import html
 import itertools
-import math
+import threading
 
 import numpy as np
 import pytest
-from matplotlib.colors import to_rgba
 
+import boards
 import funcs
-import runs
 import loggers as lg
 import play
 import storage
 from agent import Agent, User
-from game import COLUMNS, ROWS, Game, GameState, columnOf
-from memory import Memory
+from game import COLUMNS, Game, GameState
 from model import Residual_CNN
+from replay import replayGame
 
 
 @pytest.fixture
@@ -50,66 +50,6 @@ def cycling_columns():
     return itertools.cycle([str(c) for c in (4, 3, 5, 2, 6, 1, 7)])
 
 
-# -- boards ------------------------------------------------------------------------------
-def test_boardText_brackets_the_last_move_and_keeps_the_board():
-    state = GameState.fromMoves("4453")
-    last = state.actionForColumn(2) + COLUMNS  # the disc just dropped in column 3
-    text = play.boardText(state, last)
-    lines = text.splitlines()
-    assert lines[ROWS - 1] == " - -[O]X X - -"
-    assert text.count("[") == 1 and text.count("]") == 1
-    assert [line.replace("[", " ").replace("]", " ").strip().split() for line in lines] == \
-        [line.split() for line in state.text().splitlines()]
-    assert play.boardText(state) == "\n".join(" " + line for line in state.text().splitlines())
-
-
-def test_boardText_brackets_discs_at_both_edges():
-    state = GameState.fromMoves("17")
-    assert play.boardText(state, state.actionForColumn(0) + COLUMNS).splitlines()[ROWS - 1] == "[X]- - - - - O"
-    assert play.boardText(state, state.actionForColumn(6) + COLUMNS).splitlines()[ROWS - 1] == " X - - - - -[O]"
-
-
-def test_boardFigure_draws_red_X_yellow_O_and_rings_the_last_move():
-    state = GameState.fromMoves("44535")
-    last = 4 * COLUMNS + 4  # the second disc of column 5, row 4 from the top
-    assert state.board[last] == 1
-    fig = play.boardFigure(state, last)
-    ax = fig.axes[0]
-    discs = [p for p in ax.patches if hasattr(p, "center")]
-    assert len(discs) == ROWS * COLUMNS
-    colours = [p.get_facecolor() for p in discs]
-    assert colours.count(to_rgba(play.RED)) == 3 and colours.count(to_rgba(play.YELLOW)) == 2
-    ringed = [p for p in discs if p.get_linewidth() > 0]
-    assert len(ringed) == 1 and ringed[0].center == (5, ROWS - 4)
-    assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in range(1, 8)]
-    assert play.figureSvg(fig).startswith("<svg")
-
-
-# -- what the agent thought ----------------------------------------------------------------
-def test_thinkingTable_covers_the_legal_columns_with_shares_summing_to_one(agent):
-    state = GameState.fromMoves("111111")
-    agent.MCTSsimulations = 20
-    action, pi, value, nn_value = agent.act(state, 0)
-    rows = play.thinkingTable(agent)
-    assert [row["column"] for row in rows] == [2, 3, 4, 5, 6, 7]
-    assert [row["action"] for row in rows] == state.allowedActions
-    assert math.isclose(sum(row["share"] for row in rows), 1.0)
-    assert sum(row["N"] for row in rows) == 20
-    for row in rows:
-        assert math.isclose(row["share"], pi[row["action"]])
-        assert math.isclose(row["U"], agent.cpuct * row["P"] * math.sqrt(20) / (1 + row["N"]))
-        assert (row["net_after"] is None) == (row["N"] == 0)
-    chosen = next(row for row in rows if row["action"] == action)
-    assert chosen["N"] == max(row["N"] for row in rows) and math.isclose(chosen["Q"], value)
-    text = play.thinkingText(play.Thinking(action, rows, value, nn_value))
-    assert text.count("<- played") == 1 and f"plays column {columnOf(action) + 1}" in text
-
-
-def test_thinkingTable_before_any_search_says_so(agent):
-    with pytest.raises(ValueError, match="has not searched"):
-        play.thinkingTable(agent)
-
-
 # -- the typed game ------------------------------------------------------------------------
 def test_playGame_explains_bad_entries_and_leaves_the_board_unchanged(agent):
     human = Script(["abc", "0", "8", "", "q"])
@@ -121,7 +61,7 @@ def test_playGame_explains_bad_entries_and_leaves_the_board_unchanged(agent):
     assert "'abc' is not a number" in problems[0]
     assert "no column 0" in problems[1] and "no column 8" in problems[2]
     assert "type a column number" in problems[3]
-    assert human.said[-1] == "You resigned: the agent wins."
+    assert human.said[-1] == "You resigned after 0 moves: the agent wins."
 
 
 def test_playGame_refuses_a_full_column(agent):
@@ -147,6 +87,12 @@ def test_playGame_plays_a_full_game_and_shows_the_thinking(agent, human_first):
     agent_moves = len(match.moves) // 2 if human_first else (len(match.moves) + 1) // 2
     assert sum("plays column" in s for s in human.said) == agent_moves
     assert human.said[-1] == match.outcome() and match.outcome() != "Your move."
+    assert human.said[-2] == boards.boardText(match.state, match.last_action)  # the final board, then the result
+    n = len(match.moves)
+    assert match.outcome() in (f"You win in {n} moves!", f"The agent wins in {n} moves.",
+                               f"Draw: the board is full after {n} moves.")
+    if match.winner is not None:
+        assert human.said[-2].count("[") >= 1 and len(boards.winningFour(match.state)) == 4
 
 
 def test_playInNotebook_outside_a_kernel_plays_the_typed_game(agent):
@@ -165,10 +111,13 @@ def test_widget_game_plays_a_full_game_by_clicks(agent):
         stones = game.state.stones
         column = next(c for c in (3, 2, 4, 1, 5, 0, 6) if game.state.actionForColumn(c) is not None)
         game.buttons[column].click()
+        game.wait()
         assert game.state.stones in (stones + 1, stones + 2)
         assert game.match.moves[stones] == str(column + 1)
     assert GameState.fromMoves(game.match.moves).id == game.state.id
-    assert game.status.value == html.escape(game.match.outcome())
+    assert html.escape(game.match.outcome()) in game.status.value and "font-size" in game.status.value
+    assert f"in {len(game.match.moves)} moves" in game.status.value or "Draw" in game.status.value
+    assert game.board.value == boards.boardSvg(game.state, game.match.last_action, game.CELL)
     assert "<table>" in game.thinking.value
     final = game.state.id
     game.buttons[0].click()
@@ -177,9 +126,11 @@ def test_widget_game_plays_a_full_game_by_clicks(agent):
 
 def test_widget_game_agent_moves_first_when_the_human_plays_second(agent):
     game = play.WidgetGame(agent, human_first=False, sims=4)
+    game.wait()
     assert game.state.stones == 1 and game.match.humanToMove
     assert "<table>" in game.thinking.value
     game.new_button.click()
+    game.wait()
     assert game.state.stones == 1
 
 
@@ -189,7 +140,12 @@ def test_widget_click_on_a_full_column_changes_nothing(agent):
     game.buttons[0].click()
     assert game.state.id == before and game.board.value == board and game.thinking.value == thinking
     assert "Column 1 is full" in game.status.value
+    first = game.status.value
+    game.buttons[0].click()
+    assert game.status.value != first and "Refused 2 times in a row" in game.status.value
+    assert game.state.id == before
     game.buttons[1].click()
+    game.wait()
     assert game.state.stones == 8 and game.match.moves.startswith("1111112")
 
 
@@ -203,6 +159,7 @@ def test_widget_game_from_a_finished_position_only_says_so(agent):
 def test_widget_resign_ends_the_game_and_later_clicks_change_nothing(agent):
     game = play.WidgetGame(agent, human_first=True, sims=4)
     game.buttons[3].click()
+    game.wait()
     game.resign_button.click()
     assert game.match.resigned and "resigned" in game.status.value
     before = game.state.id
@@ -265,7 +222,7 @@ def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(agent,
     # the board is shown before every prompt; a refused entry is followed by a message instead
     accepted = [e[1] for e, after in zip(events, events[1:] + [("said", "1 2 3 4 5 6 7")])
                 if e[0] == "entry" and after[0] == "said" and after[1].endswith("1 2 3 4 5 6 7")]
-    replay = play.replayGame(log)
+    replay = replayGame(log)
     final = GameState.fromMoves(replay.moves)
     assert final.isEndGame
     assert replay.players == {1: "you", -1: "agent"}
@@ -274,84 +231,6 @@ def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(agent,
     assert scores[winner] == 1
     assert [f.player for f in replay.frames[:-1]] == ["you", "agent"] * (len(replay.moves) // 2) + \
         ["you"] * (len(replay.moves) % 2)
-
-
-# -- replaying stored games --------------------------------------------------------------------
-def test_selfplay_games_replay_alike_from_memory_and_from_the_log(agent, tiny_cfg, tmp_path):
-    log = _loggingTo(tmp_path, tiny_cfg, "main")
-    memory = Memory(10_000)
-    try:
-        funcs.playMatches(agent, agent, 3, lg.logger_main, 10, memory)
-    finally:
-        lg.disable_all()
-    memory.save(tmp_path / "memory.npz")
-    from_memory = play.gamesFromMemory(tmp_path / "memory.npz")
-    from_log = play.gamesFromLog(log)
-    assert len(from_memory) == len(from_log) == 3
-    rows = iter(memory.ltmemory)
-    for kept, logged in zip(from_memory, from_log):
-        final = GameState.fromMoves(logged.moves)
-        assert final.isEndGame
-        assert kept.moves == logged.moves[:-1]  # memory holds no position after the last move
-        assert logged.outcome.endswith(f"after {len(logged.moves)} moves")
-        result = final.value[0] * final.playerTurn  # for the first player
-        assert kept.outcome == ("X wins" if result > 0 else "O wins" if result < 0 else "draw")
-        for frame, logged_frame in zip(kept.frames, logged.frames):
-            row = next(rows)
-            assert frame.state.id == row["state"].id == logged_frame.state.id
-            assert np.allclose([s or 0 for s in frame.shares], [s or 0 for s in logged_frame.shares], atol=0.006)
-            next(rows)  # the mirror image
-        assert logged.frames[-1].state.isEndGame and logged.frames[0].search_value is not None
-
-
-def test_memory_replay_follows_a_game_stored_mirrored_first(tmp_path):
-    moves = "4453"
-    memory = Memory(100)
-    state = GameState.initial()
-    for column in moves:
-        pi = np.zeros(42)
-        action = state.actionForColumn(int(column) - 1)
-        pi[action] = 1
-        (mine, mine_pi), (mirror, mirror_pi) = Game.identities(state, pi)
-        for s, p in ((mirror, mirror_pi), (mine, mine_pi)):
-            memory.ltmemory.append({"board": s.board, "state": s, "id": s.id, "AV": p,
-                                    "playerTurn": s.playerTurn, "value": 0.0})
-        state = state.takeAction(action)[0]
-    memory.save(tmp_path / "m.npz")
-    replay = play.replayGame(tmp_path / "m.npz")
-    mirrored = "".join(str(8 - int(c)) for c in moves)
-    assert replay.moves == mirrored[:-1] and replay.outcome == "draw"
-    assert replay.frames[-1].action is None and replay.frames[-1].shares[int(mirrored[-1]) - 1] == 1
-
-
-def test_replayGame_chooses_a_game_and_names_the_range(agent, tiny_cfg, tmp_path):
-    memory = Memory(10_000)
-    funcs.playMatches(agent, agent, 2, lg.logger_main, 10, memory)
-    memory.save(tmp_path / "memory.npz")
-    games = play.gamesFromMemory(tmp_path / "memory.npz")
-    assert play.replayGame(tmp_path / "memory.npz", 1).moves == games[0].moves
-    assert play.replayGame(tmp_path / "memory.npz").moves == games[1].moves
-    with pytest.raises(ValueError, match="holds 2 games: choose game 1 to 2"):
-        play.replayGame(tmp_path / "memory.npz", 3)
-    replay = min(games, key=len)
-    text = str(replay)
-    assert text.count("visit shares") == len(replay) and "plays" in text
-    assert len(replay.plot().axes) == len(replay)
-    assert replay.figure(0).axes[0].get_title().startswith("1. X plays")
-
-
-def test_log_replay_skips_games_whose_start_is_missing(agent, tiny_cfg, tmp_path):
-    log = _loggingTo(tmp_path, tiny_cfg, "main")
-    try:
-        funcs.playMatches(agent, agent, 2, lg.logger_main, 10)
-    finally:
-        lg.disable_all()
-    lines = log.read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if "EPISODE 2:" in line)
-    (tmp_path / "cut.log").write_text("\n".join(lines[start + 1:]) + "\n")
-    full, cut = play.gamesFromLog(log), play.gamesFromLog(tmp_path / "cut.log")
-    assert cut == []
-    assert len(full) == 2 and all(GameState.fromMoves(g.moves).isEndGame for g in full)
 
 
 # -- loading saved versions and the terminal ---------------------------------------------------
@@ -376,7 +255,7 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
     assert player.config == tiny_cfg
     assert all(np.array_equal(a, b) for a, b in zip(player.model.model.get_weights(), saved.get_weights()))
     assert play.loadPlayer(1, run_folder).MCTSsimulations == tiny_cfg.MCTS_SIMS
-    assert runs.savedVersions(run_folder) == [1, 3]
+    assert storage.saved_versions(run_folder) == [1, 3]
 
 
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
@@ -413,32 +292,88 @@ def test_terminal_entry_point_names_a_missing_version(run_folder, capsys):
     assert "must be a positive number" in capsys.readouterr().err
 
 
-def test_boardText_in_colour_draws_red_and_yellow_discs():
-    state = GameState.fromMoves("45")
-    plain = play.boardText(state, state.actionForColumn(4) + COLUMNS)
-    coloured = play.boardText(state, state.actionForColumn(4) + COLUMNS, colour=True)
-    assert coloured.count("\033[31m●") == 1 and coloured.count("\033[33m●") == 1  # X red, O yellow
-    assert "X" not in coloured and "O" not in coloured and "[" in coloured
-    assert coloured.splitlines()[-1] == plain.splitlines()[-1]  # the column numbers stay
+# -- the clickable board while the agent thinks -------------------------------------------------
+def gated(agent: Agent, release: threading.Event) -> None:
+    """Make every game copy of `agent` wait for `release` before each network call, so
+    that a test acts while the agent's search is under way."""
+    make = agent.forGame
+
+    def forGame(seed):
+        copy = make(seed)
+        evaluate = copy.evaluateStates
+        copy.evaluateStates = lambda states: (release.wait(30), evaluate(states))[1]
+        return copy
+    agent.forGame = forGame
 
 
-def test_a_tournament_log_replays_every_game_with_its_own_moves(tiny_cfg, tmp_path, monkeypatch):
-    played: dict[int, str] = {}
-    play_move = funcs.Episode._playMove
+def test_widget_draws_the_human_disc_at_once_and_ignores_clicks_while_the_agent_thinks(agent):
+    release = threading.Event()
+    gated(agent, release)
+    game = play.WidgetGame(agent, human_first=True, sims=4)
+    game.buttons[3].click()
+    assert game.state.stones == 1 and game.board.value.count('data-disc="X"') == 1  # drawn before the reply
+    assert "thinking" in game.status.value
+    assert all(button.disabled for button in (*game.buttons, game.resign_button, game.new_button))
+    for button in (game.buttons[3], game.buttons[2], game.new_button, game.resign_button):
+        button.click()  # ignored, never queued
+    release.set()
+    game.wait()
+    assert game.match.moves[0] == "4" and game.state.stones == 2 and not game.match.resigned
+    assert game.board.value.count('data-disc="O"') == 1 and "thinking" not in game.status.value
+    assert not any(button.disabled for button in (*game.buttons, game.resign_button, game.new_button))
+    game.buttons[2].click()
+    game.wait()
+    assert game.state.stones == 4 and game.match.moves[2] == "3"
 
-    def recording(episode, action, *rest):
-        played[episode.index] = played.get(episode.index, "") + str(columnOf(action) + 1)
-        return play_move(episode, action, *rest)
-    monkeypatch.setattr(funcs.Episode, "_playMove", recording)
-    networks = [Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42) for _ in range(2)]
-    best, current = (Agent(name, 84, 42, 8, 1.0, network, tiny_cfg, seed=i)
-                     for i, (name, network) in enumerate(zip(("best", "current"), networks)))
-    log = _loggingTo(tmp_path, tiny_cfg, "tourney")
-    try:
-        funcs.playMatches(best, current, 6, lg.logger_tourney, 2)
-    finally:
-        lg.disable_all()
-    replays = play.gamesFromLog(log)
-    assert [replay.moves for replay in replays] == [played[e] for e in range(6)]
-    assert [replay.players[1] for replay in replays] == ["best", "current"] * 3
-    assert all(GameState.fromMoves(replay.moves).isEndGame for replay in replays)
+
+def test_widget_new_game_while_the_agent_opens_is_ignored(agent):
+    release = threading.Event()
+    gated(agent, release)
+    game = play.WidgetGame(agent, human_first=False, sims=4)
+    opening = game.match
+    assert game.state.stones == 0 and "thinking" in game.status.value and game.new_button.disabled
+    game.new_button.click()
+    game.buttons[0].click()
+    release.set()
+    game.wait()
+    assert game.match is opening and game.state.stones == 1 and game.match.humanToMove
+
+
+def test_widget_shows_a_failed_search_and_wait_raises_it(agent):
+    def broken(seed):
+        copy = Agent.forGame(agent, seed)
+        copy.evaluateStates = lambda states: 1 / 0
+        return copy
+    agent.forGame = broken
+    game = play.WidgetGame(agent, human_first=True, sims=4)
+    game.buttons[3].click()
+    with pytest.raises(ZeroDivisionError):
+        game.wait()
+    assert "search failed: ZeroDivisionError" in game.status.value and not game.buttons[0].disabled
+
+
+# -- the typed game of playMatchesBetweenVersions --------------------------------------------------
+def test_typed_versions_game_through_builtin_input_ends_with_the_final_board_and_the_result(
+        run_folder, tiny_cfg, monkeypatch):
+    entries = cycling_columns()
+    monkeypatch.setattr("builtins.input", lambda prompt: next(entries))  # replaced after agent.py was imported
+    said = []
+    cfg = tiny_cfg.replace(RUN_FOLDER=str(run_folder))
+    scores, _, _, _ = funcs.playMatchesBetweenVersions(Game(), None, 3, -1, 1, lg.logger_tourney, 0, goes_first=1,
+                                                       cfg=cfg, output_fn=said.append)
+    assert sum(scores.values()) == 1
+    agent_lines = [line for line in said if line.startswith("player1 (X) plays column ")]
+    assert said[0] in agent_lines and said[1] == "You (player2) play O (yellow), moving second."
+    assert all("simulations this move" in line for line in agent_lines)
+    boards_shown = [line for line in said if line.endswith("1 2 3 4 5 6 7")]
+    final_board, result = said[-2], said[-1]
+    assert final_board == boards_shown[-1]
+    stones = final_board.count("X") + final_board.count("O")
+    winner = next(name for name, wins in scores.items() if wins) if not scores["drawn"] else None
+    assert result.startswith(f"Game over after {stones} moves: ")
+    if winner == "player1":
+        assert result.endswith("player1 (X) wins; you lose.") and final_board.count("[") >= 1
+    elif winner == "player2":
+        assert result.endswith("player2 (O) wins; you win!") and final_board.count("[") >= 1
+    else:
+        assert result.endswith("a draw, the board is full.")

@@ -1,6 +1,10 @@
 """File safety: atomic writes, disk full, damaged or unsafe model files."""
 
 import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -8,6 +12,8 @@ import pytest
 
 import storage
 from storage import DiskFullError, RunFileError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _half_written(content: bytes, error: BaseException):
@@ -111,6 +117,34 @@ def test_paths_of_the_run_layout(tmp_path):
     assert storage.model_path(tmp_path, 7) == tmp_path / "models" / "version0007.keras"
     assert storage.memory_path(tmp_path, 12) == tmp_path / "memory" / "memory0012.npz"
     assert storage.archived_run(tmp_path, "connect4", 3) == tmp_path / "connect4" / "run0003"
+    assert storage.current_model_path(tmp_path) == tmp_path / "models" / "current.keras"
+    assert [storage.config_path(tmp_path), storage.checkpoint_path(tmp_path), storage.metrics_path(tmp_path),
+            storage.logs_folder(tmp_path)] == [tmp_path / name for name in ("config.json", "checkpoint.json",
+                                                                            "metrics.jsonl", "logs")]
+
+
+def test_numbered_files_are_listed_by_number_and_others_ignored(tmp_path):
+    for path in (storage.model_path(tmp_path, 12), storage.model_path(tmp_path, 3), storage.current_model_path(tmp_path),
+                 storage.memory_path(tmp_path, 5), storage.memory_path(tmp_path, 40),
+                 storage.archived_run(tmp_path / "archive", "connect4", 2) / "config.json"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    (tmp_path / "models" / ".version0004.keras.x1.tmp.keras").write_text("")
+    assert storage.saved_versions(tmp_path) == [3, 12]
+    assert storage.memory_snapshots(tmp_path) == [5, 40]
+    assert storage.archived_runs(tmp_path / "archive", "connect4") == [2]
+    assert storage.saved_versions(tmp_path / "nothing") == [] == storage.archived_runs(tmp_path, "connect4")
+
+
+def test_a_model_file_loads_without_the_project_s_loss_function(tmp_path, tiny_model):
+    """storage loads models uncompiled, so it needs nothing from model.py or loss.py
+    (a fresh interpreter that imports only storage loads a saved network)."""
+    storage.save_model(tiny_model.model, storage.model_path(tmp_path, 1))
+    code = ("import sys, storage; model = storage.load_model(sys.argv[1]); "
+            "print(sorted(m for m in ('model', 'loss') if m in sys.modules), len(model.get_weights()))")
+    done = subprocess.run([sys.executable, "-c", code, str(storage.model_path(tmp_path, 1))], capture_output=True,
+                          text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.split() == ["[]", str(len(tiny_model.model.get_weights()))]
 
 
 @pytest.fixture(scope="module")

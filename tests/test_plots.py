@@ -1,0 +1,70 @@
+"""Plots of a run's progress and of ratings (plots.py)."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+import plots  # noqa: E402
+import storage  # noqa: E402
+
+
+# -- the progress plot -------------------------------------------------------------------------------
+def writeMetrics(folder, rows, tail=""):
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + tail)
+
+
+def test_plot_metrics_draws_what_the_rows_hold(tmp_path):
+    rows = [{"iteration": 1, "trained": False, "loss": None, "promoted": False, "scores": None,
+             "best_player_version": 1, "memory_size": 200, "mistake_rate": None},
+            {"iteration": 2, "trained": True, "loss": 1.5, "value_loss": 0.5, "policy_loss": 2.5, "promoted": True,
+             "scores": {"current_player": 3, "drawn": 0, "best_player": 1}, "best_player_version": 2,
+             "memory_size": 400, "mistake_rate": 0.4},
+            {"iteration": 3, "trained": True, "loss": 1.2, "value_loss": 0.4, "policy_loss": 2.0, "promoted": False,
+             "scores": {"current_player": 1, "drawn": 1, "best_player": 2}, "best_player_version": 2,
+             "memory_size": 600}]
+    writeMetrics(tmp_path, rows)
+    fig = plots.plotMetrics(tmp_path)
+    loss_ax, tourney_ax, mistake_ax, memory_ax, version_ax = fig.axes
+    assert list(loss_ax.get_lines()[0].get_xdata()) == [2, 3]
+    assert list(loss_ax.get_lines()[0].get_ydata()) == [1.5, 1.2]
+    promoted = tourney_ax.get_lines()[3]
+    assert list(promoted.get_xdata()) == [2]
+    assert list(mistake_ax.get_lines()[0].get_xdata()) == [2]
+    assert list(mistake_ax.get_lines()[0].get_ydata()) == [40.0]
+    assert list(memory_ax.get_lines()[0].get_ydata()) == [200, 400, 600]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("content", [None, ""])
+def test_plot_metrics_before_the_first_iteration(tmp_path, content):
+    if content is not None:
+        (tmp_path / "metrics.jsonl").write_text(content)
+    fig = plots.plotMetrics(tmp_path)
+    assert "no finished iteration" in fig.get_suptitle()
+    plt.close(fig)
+
+
+def test_plot_metrics_names_a_damaged_metrics_file(tmp_path):
+    writeMetrics(tmp_path, [{"iteration": 1, "memory_size": 10}], tail='{"iteration": 2, "mem')
+    with pytest.raises(storage.RunFileError, match="line 2"):
+        plots.plotMetrics(tmp_path)
+
+
+def test_plot_ratings_draws_each_player_with_its_interval():
+    rows = [{"player": "version3", "elo": 250.0, "stderr": 40.0, "games": 20, "score": 0.8},
+            {"player": "random", "elo": 0.0, "stderr": 0.0, "games": 20, "score": 0.2}]
+    fig = plots.plotRatings(rows)
+    ax = fig.axes[0]
+    assert [label.get_text() for label in ax.get_xticklabels()] == ["version3", "random"]
+    line = ax.containers[0].lines[0]
+    assert list(line.get_ydata()) == [250.0, 0.0]
+    bars = ax.containers[0].lines[2][0].get_segments()
+    assert [tuple(segment[:, 1]) for segment in bars] == [(170.0, 330.0), (0.0, 0.0)]
+    plt.close(fig)
