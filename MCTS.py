@@ -130,8 +130,9 @@ class MCTS:
     def _logging(self) -> bool:
         return self.logger is not None and self.logger.isEnabledFor(_INFO)
 
-    def moveToLeaf(self) -> tuple[Node, float, bool, list[Edge]]:
-        """Descend from the root by max Q + U to a leaf.
+    def moveToLeaf(self, rootEdge: Edge | None = None) -> tuple[Node, float, bool, list[Edge]]:
+        """Descend from the root by max Q + U to a leaf (through `rootEdge` first, when
+        given: Gumbel's root search chooses the root action itself).
 
         Returns (leaf, value, done, breadcrumbs): `value` is the game's result for the
         player to move at the leaf when `done` (-1: they lost, 0: draw), else 0.
@@ -146,6 +147,9 @@ class MCTS:
         node = self.root
         cpuct = self.cpuct
         priors = self.rootPriors
+        if rootEdge is not None:
+            breadcrumbs.append(rootEdge)
+            node, priors = rootEdge.outNode, None
         while node.edges:
             visits = node.N
             scale = cpuct * math.sqrt(visits) if visits > 1 else cpuct
@@ -218,3 +222,49 @@ class MCTS:
 
     def _depth(self, node: Node) -> int:
         return node.state.stones - self.root.state.stones
+
+
+# -- Gumbel root search (Danihelka et al., ICLR 2022) ----------------------------------------
+# The root's actions are compared by g + logits + sigma(q): g a Gumbel draw per action
+# (0 when the move is not sampled), logits the network's (log-priors), q the completed
+# Q-values rescaled to [0, 1].  All values are for the player to move at the root.
+
+def completedQ(priors: np.ndarray, visits: np.ndarray, qvalues: np.ndarray, nnValue: float) -> np.ndarray:
+    """Each root action's Q where it was visited, and for the unvisited ones the
+    mixed value v_mix: the network's value of the root blended with the prior-weighted
+    Q of the visited actions (weighted by their total visits).  Point of view: the
+    player to move at the root."""
+    visited = visits > 0
+    total = visits.sum()
+    if total == 0:
+        return np.full(len(priors), float(nnValue))
+    weight = priors[visited].sum()
+    visitedValue = (priors[visited] @ qvalues[visited]) / weight if weight > 0 else qvalues[visited].mean()
+    mixed = (nnValue + total * visitedValue) / (1 + total)
+    return np.where(visited, qvalues, mixed)
+
+
+def sigma(completed: np.ndarray, visits: np.ndarray, cVisit: float, cScale: float) -> np.ndarray:
+    """The monotone transform of completed Q-values added to the logits: rescaled to
+    [0, 1] by their min and max, times (cVisit + the most visits of any action) *
+    cScale, so the search's evidence weighs more as visits grow."""
+    low, high = completed.min(), completed.max()
+    scaled = (completed - low) / (high - low) if high > low else np.zeros_like(completed)
+    return (cVisit + visits.max()) * cScale * scaled
+
+
+def improvedPolicy(logits: np.ndarray, completed: np.ndarray, visits: np.ndarray, cVisit: float,
+                   cScale: float) -> np.ndarray:
+    """softmax(logits + sigma(completed Q)) over the root's actions: the policy
+    target of Gumbel AlphaZero.  It sums to 1 and ranks a higher completed Q higher
+    among actions of equal prior."""
+    scores = logits + sigma(completed, visits, cVisit, cScale)
+    odds = np.exp(scores - scores.max())
+    return odds / odds.sum()
+
+
+def halvingVisits(simulations: int, considered: int, phase: int, phases: int, used: int) -> int:
+    """Visits each of the `considered` actions gets in this phase of sequential
+    halving: the budget left, shared evenly between the phases left and the actions
+    of this one (at least one)."""
+    return max(1, (simulations - used) // ((phases - phase) * considered))

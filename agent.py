@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import math
 from typing import Callable, Generator
 
 import numpy as np
@@ -20,7 +21,8 @@ import numpy as np
 from boards import boardText, sideText
 from config import DEFAULT, Config
 from game import COLUMNS, GameState, legalMasks
-from MCTS import MCTS, Node
+from memory import mergedRows
+from MCTS import MCTS, Node, completedQ, halvingVisits, improvedPolicy, sigma
 
 Evaluation = tuple[float, list[float]]
 """(value for the player to move, prior probabilities over the 42 actions)."""
@@ -265,16 +267,64 @@ class Agent:
             self.logger.info("****** %s searches %d simulations, %s to move ******", self.name,
                              self.MCTSsimulations, "X" if state.playerTurn == 1 else "O")
             state.render(self.logger)
+        if self.config.ROOT_SEARCH == "gumbel":
+            action, pi, value = yield from self.gumbelSearch(tau)
+            return action, pi, value, self.root.nn_value
         for _ in range(self.MCTSsimulations):
             yield from self.simulate()
         pi, values = self.getAV(1)
         action, value = self.chooseAction(pi, values, tau)
         return action, pi, value, self.root.nn_value
 
-    def simulate(self) -> SearchSteps:
-        """One simulation: descend to a leaf, evaluate it (a request to the caller
-        unless the game is over there), back the value up."""
-        leaf, value, done, breadcrumbs = self.mcts.moveToLeaf()
+    def gumbelSearch(self, tau: float) -> SearchSteps:
+        """Gumbel AlphaZero's root search (Danihelka et al. 2022), PUCT below the root.
+
+        The root's actions are ranked by g + logits: g a Gumbel draw per action when
+        tau > 0 (the move is sampled: this replaces both root noise and visit-count
+        sampling), 0 when tau = 0.  The best GUMBEL_SAMPLED_ACTIONS (at most one per
+        simulation) are considered; sequential halving shares exactly MCTSsimulations
+        simulations among them, keeping after each
+        phase the better half by g + logits + sigma(completed Q).  Returns (action,
+        pi, value): the last action standing, the improved policy
+        softmax(logits + sigma(completed Q)) over the 42 actions (the training
+        target), and the chosen edge's Q; values for the player to move."""
+        cfg = self.config
+        edges = [edge for _, edge in self.root.edges]
+        priors = np.array([edge.P for edge in edges])
+        logits = np.log(np.maximum(priors, 1e-30))
+        gumbel = self.rng.gumbel(size=len(edges)) if tau > 0 else np.zeros(len(edges))
+        sims = self.MCTSsimulations
+        considered = list(np.argsort(-(gumbel + logits), kind="stable")[:min(cfg.GUMBEL_SAMPLED_ACTIONS, sims)])
+        phases = max(1, math.ceil(math.log2(len(considered))))
+        used = 0
+        for phase in range(phases):
+            perAction = halvingVisits(sims, len(considered), phase, phases, used)
+            # The last phase spends what is left, so a move always costs exactly `sims`.
+            schedule = (considered * perAction if phase < phases - 1
+                        else [considered[k % len(considered)] for k in range(sims - used)])
+            for index in schedule:
+                yield from self.simulate(edges[index])
+            used += len(schedule)
+            visits, completed = self._completedQ(edges, priors)
+            scores = gumbel + logits + sigma(completed, visits, cfg.GUMBEL_C_VISIT, cfg.GUMBEL_C_SCALE)
+            considered = sorted(considered, key=lambda i: -scores[i])[:max(1, math.ceil(len(considered) / 2))]
+        chosen = edges[considered[0]]
+        visits, completed = self._completedQ(edges, priors)
+        pi = np.zeros(self.action_size, dtype=np.float64)
+        pi[[edge.action for edge in edges]] = improvedPolicy(logits, completed, visits, cfg.GUMBEL_C_VISIT,
+                                                             cfg.GUMBEL_C_SCALE)
+        return chosen.action, pi, chosen.Q
+
+    def _completedQ(self, edges: list, priors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(visits, completed Q) of the root's edges now (see MCTS.completedQ)."""
+        visits = np.array([edge.N for edge in edges], dtype=np.float64)
+        return visits, completedQ(priors, visits, np.array([edge.Q for edge in edges]), self.root.nn_value)
+
+    def simulate(self, rootEdge=None) -> SearchSteps:
+        """One simulation: descend to a leaf (through `rootEdge` first, when given),
+        evaluate it (a request to the caller unless the game is over there), back
+        the value up."""
+        leaf, value, done, breadcrumbs = self.mcts.moveToLeaf(rootEdge)
         if not done:
             value = yield from self.evaluateLeaf(leaf)
         self.mcts.backFill(leaf, value, breadcrumbs)
@@ -343,7 +393,7 @@ class Agent:
         positions sampled without replacement.  Returns the last loop's losses.
         `progress`: the label of a progress bar over the loops (None: no bar)."""
         cfg = self.config
-        memory = list(ltmemory)
+        memory = mergedRows(ltmemory) if cfg.MERGE_DUPLICATES else list(ltmemory)
         loops = range(cfg.TRAINING_LOOPS)
         if progress is not None:
             from tqdm.auto import tqdm
@@ -351,7 +401,7 @@ class Agent:
         for _ in loops:
             picks = self.rng.choice(len(memory), size=min(cfg.BATCH_SIZE, len(memory)), replace=False)
             minibatch = [memory[i] for i in picks]
-            states, targets = self.model.trainingData(minibatch)
+            states, targets = self.model.trainingData(minibatch, cfg.VALUE_TARGET_Q_WEIGHT)
             fit = self.model.fit(states, targets, epochs=cfg.EPOCHS, verbose=0, validation_split=0,
                                  batch_size=cfg.FIT_BATCH_SIZE)
             history = fit.history

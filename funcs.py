@@ -23,7 +23,7 @@ import loggers as lg
 import runs
 import storage
 from agent import Agent, Resign, User, runTogether
-from config import DEFAULT, Config, ConfigError
+from config import DEFAULT, PRESETS, Config, ConfigError
 from game import Game, GameState
 from memory import Memory
 from runs import versionPlayer
@@ -90,7 +90,7 @@ class Episode:
     def _playMove(self, action, pi, mcts_value, nn_value) -> None:
         state = self.state
         if self.memory is not None:
-            self.memory.commit_stmemory(Game.identities, state, pi)
+            self.memory.commit_stmemory(Game.identities, state, pi, mcts_value)
         if self.logger.isEnabledFor(_INFO):
             gamelog.logMove(self.logger, self.index + 1, self.names[state.playerTurn], state, action, pi,
                             mcts_value, nn_value)
@@ -347,13 +347,17 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description="Train the Connect Four agent (the notebook's training cell).")
     parser.add_argument("--iterations", type=int, default=None, help="iterations to run (default: until Ctrl-C)")
-    parser.add_argument("--run-folder", default=None, help=f"run folder (default: {DEFAULT.RUN_FOLDER})")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="default",
+                        help="configuration of a new run (a resumed run keeps its own config.json)")
+    parser.add_argument("--run-folder", default=None, help="run folder (default: the preset's RUN_FOLDER)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars (for a log file)")
     args = parser.parse_args(argv)
     if args.iterations is not None and args.iterations < 1:
         parser.error("--iterations must be at least 1")
-    cfg = DEFAULT if args.run_folder is None else DEFAULT.replace(RUN_FOLDER=args.run_folder)
+    cfg = PRESETS[args.preset]
+    cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
     try:
-        train(args.iterations, cfg, initial_run=initialise.INITIAL_RUN_NUMBER,
+        train(args.iterations, cfg, progress=not args.no_progress, initial_run=initialise.INITIAL_RUN_NUMBER,
               initial_model_version=initialise.INITIAL_MODEL_VERSION,
               initial_memory_version=initialise.INITIAL_MEMORY_VERSION)
     except KeyboardInterrupt:

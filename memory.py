@@ -5,8 +5,13 @@ position gets `value` = the final result for the player to move in that position
 (z in the AlphaZero paper), and the game moves to `ltmemory`, which keeps the newest
 MEMORY_SIZE positions.
 
+Each position also keeps `q`, the search's value of the move played there (for the
+player to move), which a config may mix into the value target
+(VALUE_TARGET_Q_WEIGHT).
+
 On disk a memory is a numpy .npz of plain arrays (never pickle): board (n, 42) int8,
-playerTurn (n,) int8, AV (n, 42) float32, value (n,) float32.
+playerTurn (n,) int8, AV (n, 42) float32, value (n,) float32, q (n,) float32 (files
+written before q existed load with q = value).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from game import CELLS, GameState
 
 _FIELDS = {"board": ((CELLS,), np.int8), "playerTurn": ((), np.int8),
            "AV": ((CELLS,), np.float32), "value": ((), np.float32)}
+_OPTIONAL_FIELDS = {"q": ((), np.float32)}
 _WAY_OUT = ("resuming a run falls back to its previous memory snapshot (the last MEMORY_SNAPSHOTS_KEPT are "
             "kept); otherwise start a new run")
 
@@ -41,13 +47,16 @@ class Memory:
     def __len__(self) -> int:
         return len(self.ltmemory)
 
-    def commit_stmemory(self, identities, state: GameState, actionValues: np.ndarray) -> None:
+    def commit_stmemory(self, identities, state: GameState, actionValues: np.ndarray,
+                        searchValue: float | None = None) -> None:
         """Store a position and its symmetric copies (from `identities`) with their
-        search policy; `value` is filled in when the game ends."""
+        search policy and the search's value `searchValue` of the move played (for
+        the player to move; None: none, and then q is z); `value` is filled in when
+        the game ends."""
         for symmetric_state, symmetric_values in identities(state, actionValues):
             self.stmemory.append({"board": symmetric_state.board, "state": symmetric_state,
                                   "id": symmetric_state.id, "AV": symmetric_values,
-                                  "playerTurn": symmetric_state.playerTurn})
+                                  "playerTurn": symmetric_state.playerTurn, "q": searchValue})
 
     def setResult(self, finalState: GameState, value: float) -> None:
         """Give every short-term position its z: `value` is the result for the player to
@@ -55,6 +64,8 @@ class Memory:
         the others `-value`."""
         for move in self.stmemory:
             move["value"] = value if move["playerTurn"] == finalState.playerTurn else -value
+            if move["q"] is None:
+                move["q"] = move["value"]
 
     def commitGame(self, gameMemory: "Memory") -> None:
         """Move a finished game's short-term memory (results set) into long-term memory."""
@@ -73,7 +84,7 @@ class Memory:
         """Write the long-term memory as an .npz of plain arrays, atomically."""
         rows = list(self.ltmemory)
         arrays = {name: np.array([row[name] for row in rows], dtype=dtype).reshape((len(rows), *shape))
-                  for name, (shape, dtype) in _FIELDS.items()}
+                  for name, (shape, dtype) in {**_FIELDS, **_OPTIONAL_FIELDS}.items()}
         storage.atomic_write(path, lambda tmp: _save_npz(tmp, arrays))
 
     @classmethod
@@ -82,16 +93,33 @@ class Memory:
         naming it.  Pickled objects are never loaded."""
         arrays = _load_arrays(path)
         memory = cls(MEMORY_SIZE)
-        for row, (board, turn, av, value) in enumerate(
-                zip(arrays["board"], arrays["playerTurn"], arrays["AV"], arrays["value"])):
+        for row, (board, turn, av, value, q) in enumerate(
+                zip(arrays["board"], arrays["playerTurn"], arrays["AV"], arrays["value"], arrays["q"])):
             try:
                 state = GameState(board, int(turn))
             except ValueError as exc:
                 raise storage.RunFileError(f"memory file {path}: row {row} is not a position ({exc}); "
                                            f"{_WAY_OUT}") from None
             memory.ltmemory.append({"board": state.board, "state": state, "id": state.id,
-                                    "AV": av, "playerTurn": int(turn), "value": float(value)})
+                                    "AV": av, "playerTurn": int(turn), "value": float(value), "q": float(q)})
         return memory
+
+
+def mergedRows(rows) -> list[dict]:
+    """One row per distinct position of `rows` (first occurrence order), its search
+    policy, z and q each the mean over that position's rows."""
+    groups: dict[int, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(row["id"], []).append(row)
+    merged = []
+    for group in groups.values():
+        if len(group) == 1:
+            merged.append(group[0])
+            continue
+        merged.append({**group[0], "AV": np.mean([row["AV"] for row in group], axis=0),
+                       "value": float(np.mean([row["value"] for row in group])),
+                       "q": float(np.mean([row["q"] for row in group]))})
+    return merged
 
 
 def _save_npz(tmp, arrays) -> None:
@@ -112,6 +140,7 @@ def _load_arrays(path) -> dict[str, np.ndarray]:
             if missing:
                 raise storage.RunFileError(f"memory file {path} lacks arrays {missing}; {_WAY_OUT}")
             arrays = {name: data[name] for name in _FIELDS}
+            arrays["q"] = data["q"] if "q" in data.files else arrays["value"]
     except ValueError as exc:
         if "pickle" in str(exc):
             raise storage.RunFileError(f"memory file {path} holds pickled objects, which are never "
@@ -120,11 +149,13 @@ def _load_arrays(path) -> dict[str, np.ndarray]:
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
         raise storage.RunFileError(f"memory file {path} is truncated or corrupt ({exc}); {_WAY_OUT}") from None
     rows = len(arrays["board"])
-    for name, (shape, _) in _FIELDS.items():
+    for name, (shape, _) in {**_FIELDS, **_OPTIONAL_FIELDS}.items():
         if arrays[name].shape != (rows, *shape):
             raise storage.RunFileError(f"memory file {path}: array {name} has shape {arrays[name].shape}, "
                                        f"expected {(rows, *shape)}; {_WAY_OUT}")
     av, value = arrays["AV"], arrays["value"]
+    if not (np.isfinite(arrays["q"]).all() and (np.abs(arrays["q"]) <= 1).all()):
+        raise storage.RunFileError(f"memory file {path}: array q holds values outside [-1, 1] or NaN; {_WAY_OUT}")
     if not (np.isfinite(av).all() and (av >= 0).all() and (av <= 1).all()):
         raise storage.RunFileError(f"memory file {path}: array AV holds values outside [0, 1] or NaN; {_WAY_OUT}")
     if not np.isin(value, (-1.0, 0.0, 1.0)).all():

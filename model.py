@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+from concurrent.futures import Future
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 from keras import layers, regularizers  # noqa: E402
 
+import inference  # noqa: E402
 import loggers  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT  # noqa: E402
+from game import networkInputs  # noqa: E402
 from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits  # noqa: E402, F401
 
 
@@ -30,7 +33,7 @@ class Gen_Model:
     call, training, saving and loading, inspection."""
 
     def __init__(self, reg_const: float, learning_rate: float, input_dim, output_dim,
-                 run_folder=None, archive_folder=None):
+                 run_folder=None, archive_folder=None, inference: str = "auto", precision: str = "auto"):
         self.reg_const = reg_const
         self.learning_rate = learning_rate
         self.input_dim = tuple(input_dim)
@@ -38,34 +41,61 @@ class Gen_Model:
         self.run_folder = DEFAULT.path("RUN_FOLDER") if run_folder is None else run_folder
         self.archive_folder = DEFAULT.path("RUN_ARCHIVE_FOLDER") if archive_folder is None else archive_folder
         self.model: keras.Model | None = None
-        self._forward = None
+        self.inference = inference
+        """The config's INFERENCE and INFERENCE_PRECISION: which engine evaluates the
+        network for the search (see `inference.resolve`)."""
+        self.precision = precision
+        self.engine = None
+        self._weightChanges = 0
+        self._engineWeights = None
         self.positionsEvaluated = 0
         """Positions passed through `predict` so far (for throughput figures)."""
+        self._counting = threading.Lock()
 
-    def _compile_forward(self) -> None:
-        """Trace the inference pass once, for any batch size; calling the concrete
-        function skips tf.function's per-call signature matching."""
-        model = self.model
-        self._forward = tf.function(
-            lambda x: model(x, training=False),
-            input_signature=[tf.TensorSpec((None, *self.input_dim), tf.float32)]).get_concrete_function()
+    def weightsChanged(self) -> None:
+        """Note that the Keras weights changed, so the engine is refreshed before its
+        next call.  `fit`, `setWeightsFrom` and `loadWeights` call it; code that sets
+        weights on `self.model` directly must call it too.  (Reading the optimizer's
+        step counter instead would cost a TensorFlow call on every prediction.)"""
+        self._weightChanges += 1
+
+    def currentEngine(self):
+        """The inference engine, built on first use and refreshed first whenever the
+        Keras weights changed since its last refresh: it never serves stale weights."""
+        if self.engine is None:
+            self.engine = inference.makeEngine(self.model, self.input_dim, self.inference, self.precision)
+        if self._engineWeights != self._weightChanges:
+            self.engine.refresh(self.model)
+            self._engineWeights = self._weightChanges
+        return self.engine
 
     def predict(self, x: np.ndarray):
         """(values, logits) for a batch of model inputs: values shape (n,), each for
         its position's player to move; logits shape (n, 42)."""
-        value, logits = self._forward(np.asarray(x, dtype=np.float32))
-        self.positionsEvaluated += len(x)
-        return value.numpy()[:, 0], logits.numpy()
+        x = np.asarray(x, dtype=np.float32)
+        with self._counting:
+            self.positionsEvaluated += len(x)
+        return self.currentEngine().run(x)
+
+    def predictAsync(self, x: np.ndarray) -> Future:
+        """`predict(x)` started in a background thread; the future's result is its
+        (values, logits).  The engine is brought up to date here, in the caller's
+        thread, so background calls never refresh it."""
+        self.currentEngine()
+        return inference.inBackground(self.predict, x)
 
     def fit(self, states, targets, epochs, verbose, validation_split, batch_size):
+        self.weightsChanged()
         return self.model.fit(states, targets, epochs=epochs, verbose=verbose,
                               validation_split=validation_split, batch_size=batch_size)
 
-    def trainingData(self, minibatch):
-        """(model inputs, {'value_head', 'policy_head'} targets) for memory rows."""
-        states = np.stack([self.convertToModelInput(row["state"]) for row in minibatch])
-        targets = {"value_head": np.array([row["value"] for row in minibatch], dtype=np.float32),
-                   "policy_head": policyTargets(minibatch)}
+    def trainingData(self, minibatch, qWeight: float = 0.0):
+        """(model inputs, {'value_head', 'policy_head'} targets) for memory rows; the
+        value target is (1 - qWeight) * z + qWeight * q (both for the player to move)."""
+        states = self.convertToModelInputs([row["state"] for row in minibatch])
+        z = np.array([row["value"] for row in minibatch], dtype=np.float32)
+        q = np.array([row["q"] for row in minibatch], dtype=np.float32) if qWeight else z
+        targets = {"value_head": (1 - qWeight) * z + qWeight * q, "policy_head": policyTargets(minibatch)}
         return states, targets
 
     def modelPath(self, version: int):
@@ -84,6 +114,7 @@ class Gen_Model:
     def setWeightsFrom(self, other: keras.Model) -> None:
         """Copy another model's weights (same architecture) into this network."""
         self.model.set_weights(other.get_weights())
+        self.weightsChanged()
 
     def loadWeights(self, path, way_out: str = "resume from an earlier version (initialise.py)") -> None:
         """Take the weights of the .keras file at `path` (loaded in safe mode).  A
@@ -131,20 +162,21 @@ class Residual_CNN(Gen_Model):
     SGD with momentum, losses weighted 0.5 / 0.5."""
 
     def __init__(self, reg_const: float, learning_rate: float, input_dim, output_dim, hidden_layers,
-                 momentum: float = 0.9, run_folder=None, archive_folder=None):
-        super().__init__(reg_const, learning_rate, input_dim, output_dim, run_folder, archive_folder)
+                 momentum: float = 0.9, run_folder=None, archive_folder=None, inference: str = "auto",
+                 precision: str = "auto"):
+        super().__init__(reg_const, learning_rate, input_dim, output_dim, run_folder, archive_folder,
+                         inference, precision)
         self.hidden_layers = hidden_layers
         self.num_layers = len(hidden_layers)
         self.momentum = momentum
         self.model = self._build_model()
-        self._compile_forward()
 
     @classmethod
     def fromConfig(cls, cfg, input_dim, output_dim, run_folder=None) -> "Residual_CNN":
         """The network `cfg` describes, writing to `run_folder` (default cfg's RUN_FOLDER)."""
         return cls(cfg.REG_CONST, cfg.LEARNING_RATE, input_dim, output_dim, cfg.HIDDEN_CNN_LAYERS,
                    cfg.MOMENTUM, cfg.path("RUN_FOLDER") if run_folder is None else run_folder,
-                   cfg.path("RUN_ARCHIVE_FOLDER"))
+                   cfg.path("RUN_ARCHIVE_FOLDER"), cfg.INFERENCE, cfg.INFERENCE_PRECISION)
 
     def _conv(self, x, filters, kernel_size):
         return layers.Conv2D(filters, kernel_size, padding="same", use_bias=False,
@@ -192,3 +224,7 @@ class Residual_CNN(Gen_Model):
     def convertToModelInput(self, state) -> np.ndarray:
         """The (2, 6, 7) network input of a position, for its player to move."""
         return np.reshape(state.binary, self.input_dim)
+
+    def convertToModelInputs(self, states) -> np.ndarray:
+        """The (n, 2, 6, 7) network inputs of many positions, built at once."""
+        return networkInputs(states).reshape(len(states), *self.input_dim)

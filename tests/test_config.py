@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+import config
 from config import Config, ConfigError
 
 SMALL_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
@@ -119,3 +120,27 @@ def test_relative_run_folder_is_under_the_project(tmp_path):
     cfg = Config(RUN_FOLDER="run", RUN_ARCHIVE_FOLDER=str(tmp_path))
     assert cfg.path("RUN_FOLDER").is_absolute()
     assert cfg.path("RUN_ARCHIVE_FOLDER") == tmp_path
+
+
+def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
+    for name, preset in config.PRESETS.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(preset.to_json())
+        assert Config.from_json_file(path) == preset
+    assert config.PRESETS["default"] == Config()
+    strong = config.STRONG
+    assert strong.ROOT_SEARCH == "gumbel" and strong.MERGE_DUPLICATES and 0 < strong.VALUE_TARGET_Q_WEIGHT < 1
+    assert config.DEFAULT.ROOT_SEARCH == "puct" and not config.DEFAULT.MERGE_DUPLICATES
+    assert config.DEFAULT.VALUE_TARGET_Q_WEIGHT == 0
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"ROOT_SEARCH": "alphabeta"}, "ROOT_SEARCH must be"),
+    ({"GUMBEL_SAMPLED_ACTIONS": 0}, "GUMBEL_SAMPLED_ACTIONS must be positive"),
+    ({"GUMBEL_C_SCALE": 0.0}, "GUMBEL_C_SCALE must be positive"),
+    ({"VALUE_TARGET_Q_WEIGHT": 1.5}, r"VALUE_TARGET_Q_WEIGHT must lie in \[0, 1\]"),
+    ({"MERGE_DUPLICATES": 1}, "MERGE_DUPLICATES must be True or False"),
+])
+def test_the_search_and_target_options_are_validated(change, message):
+    with pytest.raises(ConfigError, match=message):
+        config.DEFAULT.replace(**change)

@@ -394,3 +394,52 @@ def test_nothing_is_formatted_when_the_log_is_off(tiny_model, tiny_cfg, logger, 
     agent.act(GameState.fromMoves("44"), tau=1)
     assert recorder.records == []
     assert root_visits(agent) == 5
+
+
+# -- Gumbel root search ----------------------------------------------------------------------------
+def test_improved_policy_sums_to_one_and_prefers_the_higher_completed_q():
+    logits = np.log(np.array([0.25, 0.25, 0.25, 0.25]))
+    visits = np.array([4.0, 4.0, 4.0, 0.0])
+    completed = mcts_module.completedQ(np.exp(logits), visits, np.array([0.5, -0.2, 0.1, 0.0]), nnValue=0.0)
+    pi = mcts_module.improvedPolicy(logits, completed, visits, cVisit=50, cScale=0.1)
+    assert pi.sum() == pytest.approx(1.0)
+    assert pi[0] > pi[2] > pi[1]  # equal priors: ordered by Q
+    assert completed[3] == pytest.approx((0.0 + 12 * (0.5 - 0.2 + 0.1) / 3) / 13)  # v_mix for the unvisited
+    assert pi[3] == pytest.approx(np.exp(logits[3] + mcts_module.sigma(completed, visits, 50, 0.1)[3])
+                                  / np.exp(logits + mcts_module.sigma(completed, visits, 50, 0.1)).sum())
+
+
+def test_sigma_grows_with_visits_and_is_zero_for_equal_values():
+    completed = np.array([0.2, -0.4, 0.6])
+    few, many = (mcts_module.sigma(completed, np.array(v), 50, 0.1) for v in ([1.0, 1, 1], [100.0, 1, 1]))
+    assert few.argmax() == many.argmax() == 2 and few.argmin() == 1 and many[2] > few[2]
+    assert not mcts_module.sigma(np.full(3, 0.3), np.ones(3), 50, 0.1).any()
+
+
+def gumbel_agent(model, cfg, sims, seed=0):
+    return make_agent(model, cfg.replace(ROOT_SEARCH="gumbel", MCTS_SIMS=sims), sims, seed)
+
+
+def test_gumbel_search_spends_its_simulations_and_targets_a_legal_policy(tiny_model, tiny_cfg):
+    state = GameState.fromMoves("4444")
+    agent = gumbel_agent(tiny_model, tiny_cfg, 16)
+    action, pi, value, nn_value = agent.act(state, tau=1)
+    assert root_visits(agent) == 16
+    assert action in state.allowedActions and pi.sum() == pytest.approx(1.0)
+    assert set(np.flatnonzero(pi)) == set(state.allowedActions)  # completed Q gives every legal move weight
+    assert value == edge_for_column(agent.root, action % 7).Q
+    assert pi[action] > 0 and -1 <= nn_value <= 1
+
+
+@pytest.mark.parametrize(("moves", "winning_column"), [("112233", 3), ("121212", 0)])
+def test_gumbel_search_takes_an_immediate_win(tiny_model, tiny_cfg, moves, winning_column):
+    state = GameState.fromMoves(moves)
+    action, pi, _, _ = gumbel_agent(tiny_model, tiny_cfg, 16).act(state, tau=0)
+    assert action % 7 == winning_column and pi.argmax() % 7 == winning_column
+
+
+def test_gumbel_search_without_sampling_is_deterministic_and_with_it_varies(tiny_model, tiny_cfg):
+    state = GameState.initial()
+    greedy = {gumbel_agent(tiny_model, tiny_cfg, 8, seed).act(state, tau=0)[0] for seed in range(6)}
+    sampled = {gumbel_agent(tiny_model, tiny_cfg, 8, seed).act(state, tau=1)[0] for seed in range(12)}
+    assert len(greedy) == 1 and len(sampled) > 1

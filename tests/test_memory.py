@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from game import Game, GameState
-from memory import Memory
+from memory import Memory, mergedRows
 from storage import RunFileError
 
 X_WINS = "4455667"  # X (player 1) builds 4-5-6-7 on the bottom row and wins on move 7
@@ -220,3 +220,48 @@ def test_loading_refuses_policies_and_results_out_of_range(tmp_path):
             Memory.load(path, 10)
     np.savez(tmp_path / "good.npz", **good)
     assert Memory.load(tmp_path / "good.npz", 10).ltmemory[0]["state"].id == state.id
+
+
+def test_each_position_keeps_the_search_value_and_mixes_it_into_the_value_target(tiny_model):
+    memory = Memory(100)
+    state = GameState.fromMoves("4")
+    memory.commit_stmemory(Game.identities, state, _one_hot(state.actionForColumn(3)), 0.4)
+    memory.setResult(state, -1.0)  # the player to move in `state` (O) lost
+    rows = list(memory.stmemory)
+    assert [row["q"] for row in rows] == [0.4, 0.4] and [row["value"] for row in rows] == [-1.0, -1.0]
+    _, z_only = tiny_model.trainingData(rows)
+    _, mixed = tiny_model.trainingData(rows, qWeight=0.25)
+    np.testing.assert_allclose(z_only["value_head"], [-1.0, -1.0])
+    np.testing.assert_allclose(mixed["value_head"], [0.75 * -1.0 + 0.25 * 0.4] * 2)
+
+
+def test_without_a_search_value_q_is_the_result_and_survives_a_round_trip(tmp_path):
+    memory = Memory(1000)
+    memory.commitGame(_finished_game())
+    path = tmp_path / "memory0001.npz"
+    memory.save(path)
+    assert [row["q"] for row in Memory.load(path, 1000).ltmemory] == [row["value"] for row in memory.ltmemory]
+    np.savez(tmp_path / "old.npz", **_arrays())  # a file from before q existed
+    assert [row["q"] for row in Memory.load(tmp_path / "old.npz", 10).ltmemory] == [0.0] * 3
+
+
+def test_merging_duplicates_keeps_one_row_per_position_with_averaged_targets():
+    memory = Memory(1000)
+    for moves in ("4444", "4343"):  # both games start 4, so the openings repeat
+        game = Memory(1000)
+        final = _play(moves, game)
+        game.setResult(final, 1.0)
+        memory.commitGame(game)
+    rows = list(memory.ltmemory)
+    merged = mergedRows(rows)
+    assert len({row["id"] for row in merged}) == len(merged) == len({row["id"] for row in rows})
+    empty = [row for row in rows if row["id"] == GameState.initial().id]
+    assert len(empty) == 4  # two games, each with its mirror
+    [merged_empty] = [row for row in merged if row["id"] == GameState.initial().id]
+    np.testing.assert_allclose(merged_empty["AV"], np.mean([row["AV"] for row in empty], axis=0))
+    assert merged_empty["value"] == pytest.approx(np.mean([row["value"] for row in empty]))
+    after_one = [row for row in rows if row["id"] == GameState.fromMoves("4").id]
+    # replies: column 4 (cell 31) twice, column 3 (cell 37) and, in its mirror image, column 5 (cell 39)
+    assert sorted(int(np.flatnonzero(row["AV"])[0]) for row in after_one) == [31, 31, 37, 39]
+    [merged_after_one] = [row for row in merged if row["id"] == GameState.fromMoves("4").id]
+    np.testing.assert_allclose(merged_after_one["AV"][[31, 37, 39]], [0.5, 0.25, 0.25])
