@@ -60,11 +60,12 @@ def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[E
         return stop.value
 
 
-def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"], lanes: int = 2) -> list:
+def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"], lanes: int | None = None) -> list:
     """Drive many search generators in lockstep; returns each generator's result.
 
     Each generator waiting for an evaluation has one pending leaf.  The generators are
-    dealt into `lanes` lanes (generator i into lane i % lanes) that take turns: a
+    dealt into `lanes` lanes (generator i into lane i % lanes; None: the fewest lanes
+    any of the networks' engines asks for, see `inference`) that take turns: a
     lane's pending leaves are grouped by network (`playerOf(i).model`, the player whose
     search generator i runs now), each group goes to its network as ONE batched call
     started in the background, and while those calls run, the previous lane's results
@@ -93,6 +94,8 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
 
     for i in range(len(searches)):
         resume(i, None)
+    if lanes is None:
+        lanes = min((playerOf(i).model.currentEngine().lanes for i in pending), default=1)
     lanes_ = [lane for lane in (list(range(k, len(searches), lanes)) for k in range(lanes)) if lane]
     inflight = [submit(lane) for lane in lanes_]
     while any(inflight):

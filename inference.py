@@ -103,6 +103,9 @@ class TensorFlowEngine:
     the Keras variables themselves."""
 
     name, precision = "tensorflow", "f32"
+    lanes = 2
+    """Games are played in two lanes (see `agent.runTogether`): TensorFlow's calls cost
+    several times the search's Python, and overlapping the two pays."""
 
     def __init__(self, keras_model, input_dim: tuple):
         self._forward = tf.function(
@@ -124,12 +127,16 @@ class OpenVINOEngine:
 
     The Keras forward pass is converted once with every weight as an input
     (`stateless_call`); `refresh` binds the model's current weights as constants and
-    compiles, so a weight change costs a compilation, not a conversion.  Each thread
+    compiles, so a weight change costs a compilation, not a conversion.  A call uses
+    `threads` cores (all, by default).  Each thread
     has its own inference request for the compiled network."""
 
     name = "openvino"
+    lanes = 1
+    """One lane: a call uses every core itself, which beats overlapping the search with
+    a one-core call (measured in benchmarks/selfplay.py)."""
 
-    def __init__(self, keras_model, input_dim: tuple, precision: str, threads: int = 1):
+    def __init__(self, keras_model, input_dim: tuple, precision: str, threads: int = os.cpu_count() or 1):
         self.precision = precision
         self.threads = threads
         self._template = self._convert(keras_model, input_dim)

@@ -108,8 +108,9 @@ class RowByRow(Residual_CNN):
 @pytest.mark.parametrize("match", ["self-play", "tournament"])
 def test_batched_matches_play_the_same_games_as_one_game_at_a_time(tiny_cfg, monkeypatch, match, turns_until_tau0,
                                                                    engine):
-    """playMatches runs its games in two lanes whose network calls overlap the other
-    lane's search; each game must still be the one its player plays alone."""
+    """playMatches runs its games in lockstep (with TensorFlow in two lanes whose
+    network calls overlap the other lane's search); each game must still be the one
+    its player plays alone."""
     episodes = 5
     cfg = tiny_cfg.replace(INFERENCE=engine, INFERENCE_PRECISION="f32")
     networks = [RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
@@ -519,7 +520,8 @@ class Slow(Residual_CNN):
 
 
 def test_the_lanes_network_calls_overlap_the_other_lanes_search(tiny_cfg):
-    network = Slow.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size)
+    network = Slow.fromConfig(tiny_cfg.replace(INFERENCE="tensorflow"), ENV.input_shape, ENV.action_size)
+    assert network.currentEngine().lanes == 2
     agent = makeAgent("one", network, tiny_cfg, sims=4)
     funcs.playMatches(agent, agent, 6, quietLogger(), 0, Memory(10_000))
     calls = sorted(network.calls)
