@@ -89,13 +89,16 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
             if i in pending:
                 player = playerOf(i)
                 groups.setdefault(id(player.model), (player, []))[1].append(i)
-        return [(group, player.evaluateStatesAsync([pending[i] for i in group]))
-                for player, group in groups.values()]
+        return [(group, start(player, [pending[i] for i in group])) for player, group in groups.values()]
+
+    def deferred(player: Agent, states: list[GameState]):
+        return lambda: player.evaluateStates(states)
 
     for i in range(len(searches)):
         resume(i, None)
     if lanes is None:
         lanes = min((playerOf(i).model.currentEngine().lanes for i in pending), default=1)
+    start = Agent.evaluateStatesAsync if lanes > 1 else deferred  # one lane: nothing to overlap
     lanes_ = [lane for lane in (list(range(k, len(searches), lanes)) for k in range(lanes)) if lane]
     inflight = [submit(lane) for lane in lanes_]
     while any(inflight):

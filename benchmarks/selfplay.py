@@ -1,22 +1,27 @@
-"""Self-play throughput against the network's own limit, and one full default iteration.
+"""Self-play throughput per inference engine, against the network's own limit, and one
+full default iteration.
 
 Run: make bench   (or: .venv/bin/python benchmarks/selfplay.py [--episodes N])
 
 Prints, from one run on the default configuration:
-1. the network alone: positions per second at fixed batch sizes, and on exactly the
-   calls self-play made (same batch sizes, in order; they shrink as games end): the
-   limit;
-2. self-play: positions evaluated per second and games per second;
-3. the ratio of 2 to that limit (and to the batch-30 rate);
-4. the tutorial's design: seconds per position of a single-position Keras
-   `model.predict`, and the speed-up of 2 over it;
-5. the wall time of one full default iteration (self-play, retraining, tournament),
-   split by phase.
+1. the network alone, per engine and precision, in positions per second at the batch
+   sizes self-play and tournaments use;
+2. the search alone, with an instant stand-in network (leaf evaluations per second):
+   the most any engine could give self-play;
+3. self-play (positions evaluated per second, games per second) with the TensorFlow
+   engine and with the `auto` engine, the same games;
+4. the ratio of self-play (auto) to the best engine's network-alone rate on exactly
+   the calls self-play (auto) made (same batch sizes, in order; they shrink as games
+   end), and the speed-up of self-play (auto) over self-play (TensorFlow);
+5. the tutorial's design: a single-position Keras `model.predict`, and the speed-up of
+   self-play (auto) over it;
+6. the wall time of one full default iteration with the `auto` engine, by phase.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import tempfile
 import time
@@ -27,64 +32,110 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import funcs  # noqa: E402
-import runs
-from config import DEFAULT  # noqa: E402
-from game import Game  # noqa: E402
+import inference  # noqa: E402
+import runs  # noqa: E402
+from agent import Agent  # noqa: E402
+from config import DEFAULT, Config  # noqa: E402
+from game import ACTION_SIZE, INPUT_SHAPE, networkInputs  # noqa: E402
+from memory import Memory  # noqa: E402
 from model import Residual_CNN  # noqa: E402
 
+QUIET = logging.getLogger("benchmark.quiet")
+QUIET.disabled = True
 
-def positionsPerSecond(network, batch: int, seconds: float = 3.0) -> float:
-    """Network-alone throughput at one batch size (compiled call, random inputs)."""
-    x = np.random.default_rng(0).integers(0, 2, size=(batch, *network.input_dim)).astype(np.float32)
-    network.predict(x)
+
+def engines() -> list[tuple[str, str]]:
+    """Every (engine, precision) this machine can run."""
+    found = [("tensorflow", "f32")]
+    if inference.ov is not None:
+        found.append(("openvino", "f32"))
+        if inference.cpuSupportsBF16():
+            found.append(("openvino", "bf16"))
+    return found
+
+
+def network(cfg: Config, engine: str, precision: str) -> Residual_CNN:
+    return Residual_CNN.fromConfig(cfg.replace(INFERENCE=engine, INFERENCE_PRECISION=precision), INPUT_SHAPE,
+                                   ACTION_SIZE)
+
+
+def inputsOf(batch: int) -> np.ndarray:
+    return np.random.default_rng(batch).integers(0, 2, size=(batch, *INPUT_SHAPE)).astype(np.float32)
+
+
+def positionsPerSecond(net, batch: int, seconds: float = 2.0) -> float:
+    """Network-alone throughput at one batch size (random inputs)."""
+    x = inputsOf(batch)
+    net.predict(x)
     calls, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        network.predict(x)
+        net.predict(x)
         calls += 1
     return batch * calls / (time.perf_counter() - start)
 
 
-def secondsForBatches(network, batches: list[int]) -> float:
+def secondsForBatches(net, batches: list[int]) -> float:
     """Network-alone time for a sequence of calls of the given batch sizes."""
-    inputs = {b: np.random.default_rng(b).integers(0, 2, size=(b, *network.input_dim)).astype(np.float32)
-              for b in set(batches)}
+    inputs = {b: inputsOf(b) for b in set(batches)}
     for x in inputs.values():
-        network.predict(x)
+        net.predict(x)
     start = time.perf_counter()
     for b in batches:
-        network.predict(inputs[b])
+        net.predict(inputs[b])
     return time.perf_counter() - start
 
 
-def recordBatchSizes(network) -> list[int]:
-    """Record the batch size of every later `network.predict` call (benchmark only)."""
+def recordBatchSizes(net) -> list[int]:
+    """Record the batch size of every later `net.predict` call (benchmark only)."""
     sizes: list[int] = []
-    predict = network.predict
+    predict = net.predict
 
     def recording(x):
         sizes.append(len(x))
         return predict(x)
-    network.predict = recording
+    net.predict = recording
     return sizes
 
 
-def selfplayBatches(sizes: list[int], positions: int) -> list[int]:
-    """The first calls of an iteration, which are self-play's, up to its positions."""
-    total = 0
-    for count, size in enumerate(sizes, start=1):
-        total += size
-        if total == positions:
-            return sizes[:count]
-    raise ValueError("the recorded calls do not add up to the self-play positions")
+class InstantNetwork:
+    """A stand-in network that answers at once (zero values, random logits): what is
+    left of self-play's time is the search itself."""
+
+    input_dim = INPUT_SHAPE
+    lanes = 1
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+        self.positionsEvaluated = 0
+
+    def convertToModelInputs(self, states):
+        return networkInputs(states).reshape(len(states), *INPUT_SHAPE)
+
+    def currentEngine(self):
+        """It is its own engine: one lane, like the default engine."""
+        return self
+
+    def predict(self, x):
+        self.positionsEvaluated += len(x)
+        return np.zeros(len(x), np.float32), self.rng.standard_normal((len(x), ACTION_SIZE)).astype(np.float32)
 
 
-def tutorialSecondsPerPosition(network, calls: int = 30) -> float:
+def selfplay(net, cfg: Config) -> tuple[int, float]:
+    """(positions evaluated, seconds) of one self-play phase of `cfg` with `net`."""
+    player = Agent("best_player", 2 * INPUT_SHAPE[1] * INPUT_SHAPE[2], ACTION_SIZE, cfg.MCTS_SIMS, cfg.CPUCT, net,
+                   cfg, seed=cfg.SEED)
+    before, start = net.positionsEvaluated, time.perf_counter()
+    funcs.playMatches(player, player, cfg.EPISODES, QUIET, cfg.TURNS_UNTIL_TAU0, Memory(cfg.MEMORY_SIZE))
+    return net.positionsEvaluated - before, time.perf_counter() - start
+
+
+def tutorialSecondsPerPosition(net, calls: int = 30) -> float:
     """The tutorial's way: Keras `model.predict` on one position at a time."""
-    x = np.zeros((1, *network.input_dim), dtype=np.float32)
-    network.model.predict(x, verbose=0)
+    x = np.zeros((1, *INPUT_SHAPE), dtype=np.float32)
+    net.model.predict(x, verbose=0)
     start = time.perf_counter()
     for _ in range(calls):
-        network.model.predict(x, verbose=0)
+        net.model.predict(x, verbose=0)
     return (time.perf_counter() - start) / calls
 
 
@@ -92,45 +143,56 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=DEFAULT.EPISODES, help="self-play games (default: config)")
     args = parser.parse_args()
-    env = Game()
-    with tempfile.TemporaryDirectory() as folder:
-        cfg = DEFAULT.replace(RUN_FOLDER=folder, EPISODES=args.episodes,
-                              LOGGERS={name: False for name in DEFAULT.LOGGERS})
-        probe = Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size)
-        selfplay_batch = cfg.EPISODES
-        tournament_batch = max(1, cfg.EVAL_EPISODES // 2)
-        limit = {b: positionsPerSecond(probe, b) for b in (1, tournament_batch, selfplay_batch)}
-        tutorial = tutorialSecondsPerPosition(probe)
+    cfg = DEFAULT.replace(EPISODES=args.episodes, LOGGERS={name: False for name in DEFAULT.LOGGERS})
+    auto = inference.resolve(cfg.INFERENCE, cfg.INFERENCE_PRECISION)
+    print(f"configuration: default ({cfg.EPISODES} self-play games, {cfg.MCTS_SIMS} simulations, "
+          f"{len(cfg.HIDDEN_CNN_LAYERS)} layers of {cfg.HIDDEN_CNN_LAYERS[0]['filters']} filters); "
+          f"auto engine here: {auto[0]} {auto[1]}")
 
-        run = runs.openRun(cfg, say=lambda _: None)
-        sizes = recordBatchSizes(run.best_NN)
+    batches = sorted({1, max(1, cfg.EVAL_EPISODES // 2), cfg.EPISODES // 2, cfg.EPISODES})
+    print("1. network alone, positions/s:")
+    print("   engine           " + "".join(f"  batch {b:3d}" for b in batches))
+    nets = {}
+    for engine, precision in engines():
+        nets[engine, precision] = net = network(cfg, engine, precision)
+        rates = [positionsPerSecond(net, b) for b in batches]
+        print(f"   {engine:10s} {precision:4s}  " + "".join(f"{r:11.0f}" for r in rates))
+
+    instant = InstantNetwork()
+    evaluated, seconds = selfplay(instant, cfg)
+    print(f"2. search alone (instant network): {evaluated / seconds:8.0f} leaves/s")
+
+    results = {}
+    for engine, precision in (("tensorflow", "f32"), auto):
+        net = nets[engine, precision]
+        sizes = recordBatchSizes(net)
+        results[engine, precision] = (*selfplay(net, cfg), list(sizes))
+        del net.predict  # back to the class's predict
+    tf_positions, tf_seconds, _ = results["tensorflow", "f32"]
+    positions, seconds, calls = results[auto]
+    print("3. self-play:")
+    for (engine, precision), (n, s, _) in results.items():
+        print(f"   {engine:10s} {precision:4s}: {n / s:8.0f} positions/s, {cfg.EPISODES / s:.3f} games/s "
+              f"({n} positions, {cfg.EPISODES} games in {s:.1f} s)")
+    limits = {key: len(calls) and sum(calls) / secondsForBatches(net, calls) for key, net in nets.items()}
+    best = max(limits, key=limits.get)
+    rate = positions / seconds
+    print(f"4. network alone on self-play (auto)'s {len(calls)} calls (mean batch {np.mean(calls):.1f}): "
+          + ", ".join(f"{e} {p} {r:.0f}/s" for (e, p), r in limits.items()))
+    print(f"   self-play (auto) / best engine ({best[0]} {best[1]}) alone on those calls: {rate / limits[best]:.2f}")
+    print(f"   self-play (auto) / self-play (tensorflow): {rate / (tf_positions / tf_seconds):.2f}x")
+    tutorial = tutorialSecondsPerPosition(nets["tensorflow", "f32"])
+    print(f"5. tutorial design (model.predict, one position): {tutorial * 1000:.1f} ms/position = "
+          f"{1 / tutorial:.1f} positions/s; speed-up of self-play (auto): {rate * tutorial:.0f}x")
+
+    with tempfile.TemporaryDirectory() as folder:
+        run = runs.openRun(cfg.replace(RUN_FOLDER=folder), say=lambda _: None)
         start = time.perf_counter()
         row = funcs.trainIteration(run, progress=False)
         total = time.perf_counter() - start
-        selfplay_positions = row["selfplay_positions"]
-        batches = selfplayBatches(sizes, selfplay_positions)
-        mix_seconds = secondsForBatches(probe, batches)
-        games = cfg.EPISODES
-
-    selfplay_seconds = row["seconds"]["selfplay"]
-    rate = selfplay_positions / selfplay_seconds
-    print(f"configuration: default ({cfg.EPISODES} self-play games, {cfg.MCTS_SIMS} simulations, "
-          f"{len(cfg.HIDDEN_CNN_LAYERS)} layers of {cfg.HIDDEN_CNN_LAYERS[0]['filters']} filters)")
-    mix_rate = selfplay_positions / mix_seconds
-    print("1. network alone (compiled call):")
-    for batch, value in limit.items():
-        print(f"   batch {batch:3d}: {value:8.0f} positions/s")
-    print(f"   self-play's own calls ({len(batches)} calls, mean batch {selfplay_positions / len(batches):.1f}, "
-          f"shrinking as games end): {mix_rate:8.0f} positions/s = the limit")
-    print(f"2. self-play: {rate:8.0f} positions/s, {games / selfplay_seconds:.3f} games/s "
-          f"({selfplay_positions} positions, {games} games in {selfplay_seconds:.1f} s)")
-    print(f"3. self-play / network alone on self-play's calls: {rate / mix_rate:.2f} "
-          f"(/ network alone at batch {selfplay_batch}: {rate / limit[selfplay_batch]:.2f})")
-    print(f"4. tutorial design (model.predict, one position): {tutorial * 1000:.1f} ms/position = "
-          f"{1 / tutorial:.1f} positions/s; speed-up of self-play: {rate * tutorial:.0f}x")
-    phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in row["seconds"].items())
-    print(f"5. one full default iteration: {total:.1f} s ({phases}); trained={row['trained']}, "
-          f"tournament {row['scores']}")
+    phases = ", ".join(f"{name} {s:.1f} s" for name, s in row["seconds"].items())
+    print(f"6. one full default iteration ({auto[0]} {auto[1]}): {total:.1f} s ({phases}); "
+          f"trained={row['trained']}, tournament {row['scores']}")
 
 
 if __name__ == "__main__":
