@@ -290,7 +290,10 @@ def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
     if cfg.EVAL_POSITIONS > 0:
         start = time.perf_counter()
         lg.logger_main.info("--- evaluation against perfect play ---")
-        row.update(evaluateBest(run, f"iteration {iteration}: evaluation" if progress else None))
+        if run.bestEvaluation is None or run.bestEvaluation[0] != run.best_player_version:
+            run.bestEvaluation = (run.best_player_version,
+                                  evaluateBest(run, f"iteration {iteration}: evaluation" if progress else None))
+        row.update(run.bestEvaluation[1])
         times["evaluation"] = time.perf_counter() - start
     start = time.perf_counter()
     lg.logger_main.info("--- saving ---")

@@ -49,6 +49,9 @@ class RunState:
         self.current_NN = current_NN
         self.memory_iteration = memory_iteration
         self._benchmark: list[GameState] | None = None
+        self.bestEvaluation: tuple[int, dict] | None = None
+        """(version, mistake rates) of the last evaluation against perfect play: a
+        version that was not replaced keeps its rates without being scored again."""
 
     def benchmark(self) -> list[GameState]:
         """The run's seeded set of EVAL_POSITIONS positions scored against perfect play

@@ -528,3 +528,18 @@ def test_the_lanes_network_calls_overlap_the_other_lanes_search(tiny_cfg):
     overlapping = sum(later[0] < earlier[1] for earlier, later in zip(calls, calls[1:]))
     assert overlapping >= len(calls) // 2  # the two lanes' calls run at the same time
     assert max(size for _, _, size in calls) == 3  # each lane's batch holds its 3 games
+
+
+def test_a_best_version_is_scored_against_perfect_play_once(tmp_path, tiny_cfg, monkeypatch):
+    scored = []
+    evaluate = funcs.evaluateBest
+
+    def counting(run, progress=None):
+        scored.append(run.best_player_version)
+        return evaluate(run, progress)
+    monkeypatch.setattr(funcs, "evaluateBest", counting)
+    cfg = tinyRunConfig(tiny_cfg, tmp_path / "run", SCORING_THRESHOLD=1e9)  # never promoted
+    rows = funcs.train(2, cfg, progress=False, say=lambda _: None)
+    assert scored == [1]
+    assert rows[0]["mistake_rate"] == rows[1]["mistake_rate"] is not None
+    loggers.disable_all()
