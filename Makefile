@@ -1,12 +1,14 @@
 # Two commands for a fresh machine (each sets up .venv/ by itself):
 #   make train ITERATIONS=3   train from the notebook, headless, default config
+#                             (PRESET=strong: the strong preset, which trains the shipped run)
 #   make test                 run the test suite
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 ITERATIONS ?= 3
+PRESET ?= default
 
-.PHONY: train test bench pons play notebook
+.PHONY: train test bench pons curve play notebook
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 train: $(VENV)/.installed
-	CONNECT4_ITERATIONS=$(ITERATIONS) $(PY) run_notebook.py run.ipynb
+	CONNECT4_ITERATIONS=$(ITERATIONS) CONNECT4_PRESET=$(PRESET) $(PY) run_notebook.py run.ipynb
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
@@ -25,6 +27,9 @@ bench: $(VENV)/.installed
 
 pons: $(VENV)/.installed
 	$(PY) benchmarks/pons.py
+
+curve: $(VENV)/.installed
+	$(PY) benchmarks/curve.py
 
 play: $(VENV)/.installed
 	$(PY) -m play

@@ -1,0 +1,101 @@
+"""The learning curve of a run: mistake rates on Pascal Pons' sets against hours of
+training, version by version.
+
+Run: make curve   (or: .venv/bin/python benchmarks/curve.py [--run-folder F]
+                   [--versions 3 7 12] [--sims S] [--limit L])
+
+For each saved version of the run (default: every version the folder holds that has
+no figures yet at these settings), scores the raw network and the MCTS agent (S
+simulations) on the six sets (L positions each), and appends one row per version to
+the run's `curve.jsonl`.  Each row carries the training time the version had had when
+it became the best: the sum of the phase times of the run's iterations up to its
+promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far.
+Training never reads these files: they are measurement only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import keras  # noqa: E402
+from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
+
+import runs  # noqa: E402
+import storage  # noqa: E402
+from config import STRONG  # noqa: E402
+from game import Game  # noqa: E402
+
+CURVE_FILE = "curve.jsonl"
+
+
+def promotionHours(metrics: list[dict]) -> dict[int, tuple[int, float]]:
+    """version -> (iteration it became the best, hours of training until then).
+    Version 1 (the untrained network) is the best from the start: 0 hours."""
+    hours, found = 0.0, {1: (0, 0.0)}
+    for row in metrics:
+        hours += sum(row["seconds"].values()) / 3600
+        found.setdefault(row["best_player_version"], (row["iteration"], hours))
+    return found
+
+
+def readCurve(folder: Path) -> list[dict]:
+    path = folder / CURVE_FILE
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def curveTable(rows: list[dict]) -> str:
+    """One line per (version, sims, positions): hours, then network / agent mistake %
+    per set."""
+    sets = list(PONS_SETS)
+    header = f"{'version':>7} {'iter':>5} {'hours':>6} {'sims':>5} {'pos':>5}  " + "  ".join(
+        f"{PONS_SETS[s][0][:3]}-{PONS_SETS[s][1][:3]} net/agent" for s in sets)
+    lines = [header, "-" * len(header)]
+    for row in sorted(rows, key=lambda r: (r["sims"], r["limit"], r["version"])):
+        cells = "  ".join(f"{row['sets'][s]['network']:8.1f}/{row['sets'][s]['agent']:<6.1f}" for s in sets)
+        lines.append(f"{row['version']:>7} {row['iteration']:>5} {row['hours']:>6.2f} {row['sims']:>5} "
+                     f"{row['limit']:>5}  {cells}")
+    minimax = "  ".join(f"{'minimax5':>8} {PONS_SETS[s][3]:<6.1f}" for s in sets)
+    return "\n".join(lines + [f"{'':>30}  {minimax}"])
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
+                        help="the run (default: the strong preset's, the shipped run)")
+    parser.add_argument("--versions", type=int, nargs="+", default=None,
+                        help="versions to score (default: every saved version without figures yet)")
+    parser.add_argument("--sims", type=int, default=None, help="agent simulations (default: the run's MCTS_SIMS)")
+    parser.add_argument("--limit", type=int, default=1000, help="positions per set (default: all 1000)")
+    args = parser.parse_args(argv)
+    folder = args.run_folder
+    cfg = runs.runConfig(folder)
+    sims = args.sims or cfg.MCTS_SIMS
+    hours = promotionHours(runs.readMetrics(folder))
+    done = {(r["version"], r["sims"], r["limit"]) for r in readCurve(folder)}
+    versions = args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]
+    for version in versions:
+        if version not in hours:
+            parser.error(f"version {version} never was the best version of {folder} (metrics.jsonl)")
+        keras.utils.set_random_seed(cfg.SEED)
+        player = runs.versionPlayer("curve", Game(), cfg, folder, version, mcts_simulations=sims)
+        scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), args.limit, PONS_FOLDER)
+        iteration, at = hours[version]
+        row = {"version": version, "iteration": iteration, "hours": round(at, 3), "sims": sims, "limit": args.limit,
+               "sets": {r["set"]: {"network": round(r["network"], 2), "agent": round(r["agent"], 2)}
+                        for r in scored}}
+        storage.append_line(folder / CURVE_FILE, json.dumps(row, sort_keys=True))
+        print(f"version {version} (iteration {iteration}, {at:.2f} h): "
+              + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
+    rows = readCurve(folder)
+    print(curveTable(rows))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
