@@ -134,6 +134,18 @@ class Config:
     EVAL_SIMS: int = 50
     """MCTS simulations the agent uses on that benchmark set."""
 
+    # --- where the games are played ----------------------------------------------
+    WORKERS: int = 0
+    """Ray workers that play the self-play and tournament games (each holds its own
+    copy of the networks and plays its share of the games in lockstep); the
+    learner keeps memory, retraining and promotion.  0: every game is played in
+    the training process, without Ray.  The games, and so memory, are the same for
+    any number (see workers.py).  Taken from the config given to training, also
+    when a run is resumed."""
+    RAY_ADDRESS: str | None = None
+    """With WORKERS > 0: the Ray cluster to join ("host:6379" of the machine that ran
+    `ray start --head`), or None to start a local Ray on this machine's CPUs."""
+
     # --- housekeeping ------------------------------------------------------------
     SEED: int = 0
     """Seed of every random draw of the run (numpy, Python, TensorFlow)."""
@@ -162,7 +174,8 @@ class Config:
         positive_ints = ["GUMBEL_SAMPLED_ACTIONS", "EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT"]
-        non_negative_ints = ["TURNS_UNTIL_TAU0", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT"]
+        non_negative_ints = ["TURNS_UNTIL_TAU0", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT",
+                             "WORKERS"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -215,6 +228,9 @@ class Config:
             raise ConfigError(f"INFERENCE_PRECISION must be 'auto', 'f32' or 'bf16', got {self.INFERENCE_PRECISION!r}")
         if self.INFERENCE == "tensorflow" and self.INFERENCE_PRECISION == "bf16":
             raise ConfigError("INFERENCE_PRECISION='bf16' needs INFERENCE='openvino' or 'auto'")
+        if self.RAY_ADDRESS is not None and (not isinstance(self.RAY_ADDRESS, str) or not self.RAY_ADDRESS.strip()):
+            raise ConfigError(f"RAY_ADDRESS must be None (a local Ray) or a cluster address such as "
+                              f"'10.0.0.1:6379', got {self.RAY_ADDRESS!r}")
         self._validate_layers()
         for name in ["RUN_FOLDER", "RUN_ARCHIVE_FOLDER"]:
             if not isinstance(getattr(self, name), str) or not getattr(self, name):

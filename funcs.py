@@ -12,8 +12,10 @@ the current network -> tournament current vs best -> promote and save.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +30,9 @@ from game import Game, GameState
 from memory import Memory
 from runs import versionPlayer
 from thinking import Narrated
+
+if TYPE_CHECKING:  # workers imports Ray, heavy and needed only with WORKERS > 0: see workerPool
+    import workers
 
 _INFO = logging.INFO
 
@@ -87,6 +92,12 @@ class Episode:
                 return
             self._playMove(*move)
 
+    def __getstate__(self) -> dict:
+        """A finished game travels from a Ray worker to the learner (workers.py)
+        without its players and logger: they belong to the process that played it
+        (networks, log files); the learner scores it with its own logger."""
+        return {**self.__dict__, "players": {}, "logger": None}
+
     def _playMove(self, action, pi, mcts_value, nn_value) -> None:
         state = self.state
         if self.memory is not None:
@@ -99,15 +110,22 @@ class Episode:
         if self.done:
             self.state.render(self.logger)
 
-def _seats(player1, player2, episodes: int, goes_first: int):
-    """For each episode, (player moving first, player moving second) with their match
-    names.  goes_first 0 alternates (player1 starts the even episodes), 1 / -1 make
-    player1 / player2 start every game.  Agents get a per-game copy (own tree and
-    random draws); in self-play one copy plays both sides, sharing its tree.  Only the
-    first episode's searches write to the MCTS log, so its blocks do not interleave."""
-    base = int(player1.rng.integers(2**32)) if isinstance(player1, Agent) else 0
+def matchSeed(player1) -> int:
+    """The base seed of a match's per-episode seeds (`episodeSeed`): the next draw of
+    the first player's random generator (0 for a human).  The learner draws it once
+    per match, so every episode's seed is the same however many processes play."""
+    return int(player1.rng.integers(2**32)) if isinstance(player1, Agent) else 0
+
+
+def _seats(player1, player2, indices, base: int, goes_first: int):
+    """For each episode in `indices`, (player moving first, player moving second) with
+    their match names.  goes_first 0 alternates (player1 starts the even episodes),
+    1 / -1 make player1 / player2 start every game.  Agents get a per-game copy (own
+    tree and random draws, seeded by `episodeSeed(base, episode)`); in self-play one
+    copy plays both sides, sharing its tree.  Only the first episode's searches write
+    to the MCTS log, so its blocks do not interleave."""
     seats = []
-    for e in range(episodes):
+    for e in indices:
         seed = episodeSeed(base, e)
         p1 = _forGame(player1, seed, e)
         p2 = p1 if player2 is player1 else _forGame(player2, seed + 1, e)
@@ -126,14 +144,52 @@ def _forGame(player, seed: int, episode: int):
     return copy
 
 
+def matchEpisodes(player1, player2, indices, base: int, loggerOf, turns_until_tau0: int,
+                  collect: Memory | None, goes_first: int = 0) -> list[Episode]:
+    """Episodes `indices` of a match between player1 and player2 (see playMatches),
+    not yet played, seated by `_seats` from the match's base seed `base`.
+    `loggerOf(e)` is episode e's log: in this process one logger serves the whole
+    match; a Ray worker gives each game its own, so that its lines travel with it
+    (see workers.py).  With `collect`, positions are kept (in memories of its size)
+    and the root noise is used."""
+    seats = _seats(player1, player2, indices, base, goes_first)
+    return [Episode(e, {1: first[0], -1: second[0]}, {1: first[1], -1: second[1]}, turns_until_tau0,
+                    noise=collect is not None, collect=collect, logger=loggerOf(e))
+            for e, (first, second) in zip(indices, seats)]
+
+
+def playEpisodes(episodes: list[Episode], finished=None):
+    """Play `episodes` to their ends, yielding them batch by batch once every game of
+    the batch is over: agents play all at once in lockstep (`agent.runTogether`), a
+    human one game at a time.  `finished(episode)` is called the moment each game
+    ends (a progress bar, a Ray worker sending the game back)."""
+    humans = any(isinstance(player, User) for episode in episodes for player in episode.players.values())
+    batches = [[e] for e in episodes] if humans else [episodes]
+
+    def played(episode: Episode):
+        yield from episode.play()
+        if finished is not None:
+            finished(episode)
+
+    for batch in batches:
+        runTogether([played(episode) for episode in batch], lambda i, batch=batch: batch[i].player)
+        yield batch
+
+
 def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
-                memory: Memory | None = None, goes_first: int = 0, progress: str | None = None):
+                memory: Memory | None = None, goes_first: int = 0, progress: str | None = None,
+                pool: workers.Pool | None = None):
     """Play EPISODES games between two players (the same object twice = self-play).
 
     With `memory`, every position is stored with its search policy and, at the end,
     the result for its player to move; Dirichlet root noise is used only then (self-
     play explores; tournaments and human games do not).  Moves are sampled (tau=1) for
     the first `turns_until_tau0` turns of each game, then the most visited is played.
+
+    `pool` (agents only): the games are played by its Ray workers, each its share in
+    lockstep, with the players' current weights, and come back here to be scored and
+    stored in episode order: the same games, memory and scores as in this process
+    (each game's seed depends only on `matchSeed` and its episode number).
 
     Returns (scores, memory, points, sp_scores): wins per player name and draws;
     points per player name, +1 / -1 / 0 per game; wins of the starting ('sp') and the
@@ -144,24 +200,19 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     scores = {player1.name: 0, "drawn": 0, player2.name: 0}
     sp_scores = {"sp": 0, "drawn": 0, "nsp": 0}
     points = {player1.name: [], player2.name: []}
-    humans = isinstance(player1, User) or isinstance(player2, User)
-    seats = _seats(player1, player2, EPISODES, goes_first)
-    episodes = [Episode(e, {1: first[0], -1: second[0]}, {1: first[1], -1: second[1]}, turns_until_tau0,
-                        noise=memory is not None, collect=memory, logger=logger)
-                for e, (first, second) in enumerate(seats)]
+    base = matchSeed(player1)
     bar = _progress(EPISODES, progress)
-    # A human plays one game at a time; agents play every game at once.
-    batches = [[e] for e in episodes] if humans else [episodes]
-    def played(episode: Episode):
-        yield from episode.play()
-        if bar is not None:
-            bar.update(1)
-
+    counted = None if bar is None else (lambda episode: bar.update(1))
     try:
-        for batch in batches:
-            runTogether([played(episode) for episode in batch], lambda i, batch=batch: batch[i].player)
-            for episode in batch:
-                _score(episode, scores, sp_scores, points, memory)
+        if pool is None:
+            episodes = matchEpisodes(player1, player2, range(EPISODES), base, lambda e: logger, turns_until_tau0,
+                                     memory, goes_first)
+            finished = (episode for batch in playEpisodes(episodes, counted) for episode in batch)
+        else:
+            finished = pool.playMatch(player1, player2, EPISODES, base, logger, turns_until_tau0, memory, goes_first,
+                                      counted)
+        for episode in finished:
+            _score(episode, scores, sp_scores, points, memory)
     finally:
         if bar is not None:
             bar.close()
@@ -243,9 +294,10 @@ def evaluateBest(run: runs.RunState, progress: str | None = None) -> dict[str, f
     return {"network_mistake_rate": round(network, 4), "mistake_rate": round(agent, 4)}
 
 
-def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
+def trainIteration(run: runs.RunState, progress: bool = True, pool: workers.Pool | None = None) -> dict:
     """One iteration: self-play -> retrain -> tournament -> promote; then save memory,
-    checkpoint and a metrics row.  Returns the metrics row."""
+    checkpoint and a metrics row.  Returns the metrics row.  `pool`: the Ray workers
+    that play the self-play and tournament games (None: this process plays them)."""
     import keras
 
     cfg, env = run.cfg, Game()
@@ -258,11 +310,11 @@ def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
                            run.current_NN, cfg, seed=agent_seed + 1, logger=lg.logger_mcts)
     lg.logger_main.info("====== ITERATION %d (best version %d) ======", iteration, run.best_player_version)
     times = {}
-    start, evaluated = time.perf_counter(), run.best_NN.positionsEvaluated
+    start, evaluated = time.perf_counter(), _positionsEvaluated(run, pool)
     playMatches(best_player, best_player, cfg.EPISODES, lg.logger_main, cfg.TURNS_UNTIL_TAU0, run.memory,
-                progress=f"iteration {iteration}: self-play" if progress else None)
+                progress=f"iteration {iteration}: self-play" if progress else None, pool=pool)
     times["selfplay"] = time.perf_counter() - start
-    selfplay_positions = run.best_NN.positionsEvaluated - evaluated
+    selfplay_positions = _positionsEvaluated(run, pool) - evaluated
     row = {"iteration": iteration, "promoted": False, "trained": False, "loss": None, "value_loss": None,
            "policy_loss": None, "scores": None, "sp_scores": None, "mistake_rate": None,
            "network_mistake_rate": None}
@@ -279,7 +331,8 @@ def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
         lg.logger_main.info("--- tournament ---")
         scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney,
                                               cfg.EVAL_TURNS_UNTIL_TAU0,
-                                              progress=f"iteration {iteration}: tournament" if progress else None)
+                                              progress=f"iteration {iteration}: tournament" if progress else None,
+                                              pool=pool)
         times["tournament"] = time.perf_counter() - start
         row.update(scores=scores, sp_scores=sp_scores)
         lg.logger_tourney.info("SCORES %s, STARTING PLAYER %s", scores, sp_scores)
@@ -306,6 +359,22 @@ def trainIteration(run: runs.RunState, progress: bool = True) -> dict:
     return row
 
 
+def _positionsEvaluated(run: runs.RunState, pool: workers.Pool | None) -> int:
+    """Positions the best network evaluated so far, here and in the pool's workers."""
+    return run.best_NN.positionsEvaluated + (0 if pool is None else pool.positionsEvaluated)
+
+
+def workerPool(cfg: Config):
+    """The Ray workers that play the games when cfg.WORKERS > 0 (a `workers.Pool`, to
+    use in a `with`), else a context holding None: the games are played here.
+    `workers` is imported here rather than at the top because it imports Ray, which
+    is heavy (seconds, hundreds of MB) and needed only with WORKERS > 0."""
+    if cfg.WORKERS == 0:
+        return contextlib.nullcontext()
+    import workers
+    return workers.Pool(cfg.WORKERS, cfg.RAY_ADDRESS)
+
+
 def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=runs.sayNow,
           initial_run: int | None = None, initial_model_version: int | None = None,
           initial_memory_version: int | None = None) -> list[dict]:
@@ -314,16 +383,23 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
     Resumes the run in cfg.RUN_FOLDER if there is one (see `runs.openRun`); the run folder
     is locked meanwhile, so a second trainer on it is refused.  An interrupt
     (KeyboardInterrupt) is reported and passed on: the run resumes from the last
-    finished iteration.  Returns the metrics rows of the iterations run."""
-    with storage.runLock((cfg or DEFAULT).path("RUN_FOLDER")):
+    finished iteration.  Returns the metrics rows of the iterations run.
+
+    With WORKERS > 0 the games are played by that many Ray workers (`workerPool`),
+    started once for all the iterations; WORKERS and RAY_ADDRESS are taken from
+    `cfg`, also when a run is resumed: they say where this session plays, not how
+    the run learns."""
+    cfg = cfg or DEFAULT
+    with storage.runLock(cfg.path("RUN_FOLDER")):
         run = runs.openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)
         lg.setup_loggers(run.folder, run.cfg)
         rows = []
         try:
-            while iterations is None or len(rows) < iterations:
-                row = trainIteration(run, progress)
-                rows.append(row)
-                say(_summary(row))
+            with workerPool(cfg) as pool:
+                while iterations is None or len(rows) < iterations:
+                    row = trainIteration(run, progress, pool)
+                    rows.append(row)
+                    say(_summary(row))
         except KeyboardInterrupt:
             say(f"Interrupted: {run.iteration} iterations are saved; training again resumes from there.")
             raise

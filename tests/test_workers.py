@@ -1,0 +1,161 @@
+"""Games played by Ray workers (workers.py): the same iteration as in one process,
+weights by version, workers dying mid-match.
+
+One local Ray session and one pool of two workers serve the whole module (starting
+Ray and its workers takes tens of seconds); the test that kills workers runs last.
+The networks are test_funcs.RowByRow, whose numbers do not depend on how positions
+are batched, so games played by two workers (smaller batches) are move for move and
+bit for bit those played in one process.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import ray
+
+import funcs
+import loggers
+import replay
+import runs
+import test_funcs
+import workers
+from agent import Agent
+from game import Game, GameState
+from memory import Memory
+
+ENV = Game()
+QUIET = logging.getLogger("test.workers.quiet")
+QUIET.disabled = True
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """Two workers on a local Ray started for this module (shut down after it)."""
+    workers.startRay()
+    # The workers cannot import the tests folder: RowByRow travels to them by value.
+    ray.cloudpickle.register_pickle_by_value(test_funcs)
+    try:
+        with workers.Pool(2, say=lambda _: None) as pool:
+            yield pool
+    finally:
+        ray.shutdown()
+
+
+def rowByRowRun(tiny_cfg, folder):
+    """A new tiny run in `folder` whose two networks are RowByRow copies of its own."""
+    cfg = tiny_cfg.replace(RUN_FOLDER=str(folder), EPISODES=4, MCTS_SIMS=4, MIN_MEMORY_SIZE=32, EVAL_EPISODES=2,
+                           EVAL_POSITIONS=0, LOGGERS={"main": True, "memory": False, "tourney": True, "mcts": False,
+                                                      "model": False})
+    run = runs.openRun(cfg, say=lambda _: None)
+    for name in ("best_NN", "current_NN"):
+        network = test_funcs.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
+        network.setWeightsFrom(getattr(run, name).model)
+        setattr(run, name, network)
+    return run
+
+
+def iteration(tiny_cfg, folder, pool):
+    """Run one iteration of a new tiny run; returns (metrics row, memory rows, the
+    self-play and tournament games read back from the logs)."""
+    run = rowByRowRun(tiny_cfg, folder)
+    loggers.setup_loggers(run.folder, run.cfg)
+    try:
+        row = funcs.trainIteration(run, progress=False, pool=pool)
+    finally:
+        loggers.disable_all()
+    games = {name: [(game.moves, game.outcome) for game in replay.gamesFromLog(folder / "logs" / f"logger_{name}.log")]
+             for name in ("main", "tourney")}
+    return row, list(run.memory.ltmemory), games
+
+
+def sameRows(rows, expected) -> None:
+    assert len(rows) == len(expected)
+    for row, other in zip(rows, expected):
+        assert row["id"] == other["id"] and row["playerTurn"] == other["playerTurn"]
+        assert row.get("value") == other.get("value") and row["q"] == other["q"]  # values: once a game is scored
+        assert np.array_equal(row["AV"], other["AV"])
+
+
+def test_an_iteration_on_two_workers_collects_the_positions_of_one_process(pool, tiny_cfg, tmp_path):
+    row, memory, games = iteration(tiny_cfg, tmp_path / "workers", pool)
+    expected_row, expected_memory, expected_games = iteration(tiny_cfg, tmp_path / "alone", None)
+    assert row["trained"] and row["scores"] is not None  # the tournament was played too
+    assert len(pool.actors) == 2 and pool.replayed == 0
+    sameRows(memory, expected_memory)
+    assert {k: v for k, v in row.items() if k != "seconds"} == {k: v for k, v in expected_row.items() if k != "seconds"}
+    # each game's log lines came back with it: the logs hold the same games, in episode order
+    assert len(games["main"]) == 4 and len(games["tourney"]) == 2
+    assert games == expected_games
+
+
+def agentOn(network, cfg, seed=3):
+    return Agent("best_player", ENV.state_size, ENV.action_size, cfg.MCTS_SIMS, cfg.CPUCT, network, cfg, seed=seed)
+
+
+def test_a_worker_plays_with_the_version_of_the_weights_it_is_given(pool, tiny_cfg):
+    cfg = tiny_cfg.replace(MCTS_SIMS=4)
+    networks = [test_funcs.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(3)]
+    learner = networks[0]
+    states = [GameState.fromMoves(moves) for moves in ("", "4453", "1122334")]
+    seen = []
+    for source in networks[1:]:  # version k: the weights of networks[k]
+        learner.setWeightsFrom(source.model)
+        answers = pool.evaluate(agentOn(learner, cfg), states)
+        version = answers[0][0]
+        assert [held for held, _ in answers] == [version, version]
+        expected = agentOn(source, cfg).evaluateStates(states)
+        for _, evaluations in answers:
+            for (value, probs), (expected_value, expected_probs) in zip(evaluations, expected):
+                assert value == pytest.approx(expected_value, abs=1e-6)
+                assert np.allclose(probs, expected_probs, atol=1e-6)
+        seen.append((version, [value for value, _ in expected]))
+        # and it plays with them: its games are the ones this process plays with these weights
+        player, reference = agentOn(learner, cfg), agentOn(source, cfg)
+        _, memory, _, _ = funcs.playMatches(player, player, 2, QUIET, 2, Memory(5000), pool=pool)
+        _, alone, _, _ = funcs.playMatches(reference, reference, 2, QUIET, 2, Memory(5000))
+        sameRows(list(memory.ltmemory), list(alone.ltmemory))
+    (first, first_values), (second, second_values) = seen
+    assert second > first
+    assert not np.allclose(first_values, second_values, atol=1e-3)  # the two versions are told apart
+    assert pool.evaluate(agentOn(learner, cfg), states)[0][0] == second  # unchanged weights keep their version
+
+
+def test_killed_workers_games_are_played_again_once_and_none_left_is_an_error(pool, tiny_cfg):
+    cfg = tiny_cfg.replace(MCTS_SIMS=4)
+    network = test_funcs.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
+    episodes, base = 8, 12345
+    agent = agentOn(network, cfg)
+    alone = funcs.matchEpisodes(agent, agent, range(episodes), base, lambda e: QUIET, 2, Memory(5000))
+    for _ in funcs.playEpisodes(alone):
+        pass
+    assert len(pool.actors) == 2
+    back, killed = [], []
+
+    def killTheOther(episode):
+        """On the first game back, kill the other worker (games are dealt alternately),
+        whose games are then still being played."""
+        back.append(episode.index)
+        if not killed:
+            killed.append(pool.actors[1 - episode.index % 2])
+            ray.kill(killed[0])
+
+    played = list(pool.playMatch(agent, agent, episodes, base, QUIET, 2, Memory(5000), 0, killTheOther))
+    assert len(pool.actors) == 1 and killed[0] not in pool.actors
+    assert pool.replayed >= 1
+    assert sorted(back) == list(range(episodes))  # every game came back once: counted once, none lost
+    assert [episode.index for episode in played] == list(range(episodes))
+    for episode, expected in zip(played, alone):
+        assert episode.state.id == expected.state.id and episode.value == expected.value
+        sameRows(list(episode.memory.stmemory), list(expected.memory.stmemory))
+
+    def killTheLast(episode):
+        if pool.actors:
+            ray.kill(pool.actors[0])
+
+    with pytest.raises(workers.WorkersLost, match=r"all 2 Ray workers have died.*of the match's 8 games were not "
+                                                  r"played.*resumes from the last finished iteration"):
+        list(pool.playMatch(agent, agent, episodes, base, QUIET, 2, Memory(5000), 0, killTheLast))
+    assert pool.actors == []
