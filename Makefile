@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 ITERATIONS ?= 3
 PRESET ?= default
 
-.PHONY: train test bench pons curve play notebook
+.PHONY: train test bench bench-workers pons curve play notebook
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/selfplay.py
+
+bench-workers: $(VENV)/.installed
+	$(PY) benchmarks/workers.py
 
 pons: $(VENV)/.installed
 	$(PY) benchmarks/pons.py
