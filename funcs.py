@@ -6,6 +6,9 @@ evaluated in one batched call, then every game resumes.  Within a game the searc
 the sequential one (`Agent.actSteps` is the same code `Agent.act` runs); only the
 network calls are shared.
 
+With a worker pool (config WORKERS > 0) the same games are played by Ray workers,
+each its share in lockstep, and scored here in episode order (see workers.py).
+
 `train` is the tutorial's loop: self-play with the best network -> memory -> retrain
 the current network -> tournament current vs best -> promote and save.
 """
@@ -364,15 +367,16 @@ def _positionsEvaluated(run: runs.RunState, pool: workers.Pool | None) -> int:
     return run.best_NN.positionsEvaluated + (0 if pool is None else pool.positionsEvaluated)
 
 
-def workerPool(cfg: Config):
+def workerPool(cfg: Config, say=runs.sayNow):
     """The Ray workers that play the games when cfg.WORKERS > 0 (a `workers.Pool`, to
-    use in a `with`), else a context holding None: the games are played here.
+    use in a `with`; `say` reports a worker's death), else a context holding None:
+    the games are played here.
     `workers` is imported here rather than at the top because it imports Ray, which
     is heavy (seconds, hundreds of MB) and needed only with WORKERS > 0."""
     if cfg.WORKERS == 0:
         return contextlib.nullcontext()
     import workers
-    return workers.Pool(cfg.WORKERS, cfg.RAY_ADDRESS)
+    return workers.Pool(cfg.WORKERS, cfg.RAY_ADDRESS, say)
 
 
 def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=runs.sayNow,
@@ -395,7 +399,7 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
         lg.setup_loggers(run.folder, run.cfg)
         rows = []
         try:
-            with workerPool(cfg) as pool:
+            with workerPool(cfg, say) as pool:
                 while iterations is None or len(rows) < iterations:
                     row = trainIteration(run, progress, pool)
                     rows.append(row)
@@ -430,12 +434,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="configuration of a new run (a resumed run keeps its own config.json)")
     parser.add_argument("--run-folder", default=None, help="run folder (default: the preset's RUN_FOLDER)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars (for a log file)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="Ray workers that play the games (default: the preset's WORKERS; 0: this process)")
+    parser.add_argument("--ray-address", default=None,
+                        help="the Ray cluster the workers run on, host:port (default: a local Ray)")
     args = parser.parse_args(argv)
     if args.iterations is not None and args.iterations < 1:
         parser.error("--iterations must be at least 1")
     cfg = PRESETS[args.preset]
     cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
     try:
+        cfg = cfg.replace(WORKERS=cfg.WORKERS if args.workers is None else args.workers,
+                          RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS)
         train(args.iterations, cfg, progress=not args.no_progress, initial_run=initialise.INITIAL_RUN_NUMBER,
               initial_model_version=initialise.INITIAL_MODEL_VERSION,
               initial_memory_version=initialise.INITIAL_MEMORY_VERSION)

@@ -46,7 +46,7 @@ from ray.exceptions import NodeDiedError, OutOfMemoryError, RayActorError, Worke
 
 import funcs
 from agent import Agent, Evaluation
-from config import Config
+from config import Config, ConfigError
 from game import Game, GameState
 from memory import Memory
 
@@ -172,7 +172,8 @@ class Pool:
     weights versioned in the object store, deals each match's games, gathers them
     back, replays the games of workers that died.  Use it in a `with` (or call
     `close`): the workers are killed at the end, and a Ray it started is shut down.
-    `say` reports worker deaths."""
+    `say` reports worker deaths.  A cluster with fewer free CPUs than workers is
+    refused (ConfigError) rather than left waiting for workers that cannot start."""
 
     def __init__(self, workers: int, address: str | None = None, say: Callable[[str], None] = print):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -180,13 +181,13 @@ class Pool:
         self.ownsRay = not ray.is_initialized()
         if self.ownsRay:
             startRay(address)
-        cpus = ray.cluster_resources().get("CPU", 0)
-        if cpus < workers:
+        free, cpus = ray.available_resources().get("CPU", 0), ray.cluster_resources().get("CPU", 0)
+        if free < workers:
             if self.ownsRay:
                 ray.shutdown()
             where = "this machine" if address is None else f"the Ray cluster at {address}"
-            raise ValueError(f"WORKERS = {workers} needs {workers} CPUs, but {where} has {cpus:g}: lower WORKERS "
-                             f"or add machines (ray start --address=...)")
+            raise ConfigError(f"WORKERS = {workers} needs {workers} free CPUs, but {where} has {free:g} free (of "
+                              f"{cpus:g}): lower WORKERS, or add machines (ray start --address=...)")
         self.size = workers
         self.actors = [Worker.options(scheduling_strategy="SPREAD").remote() for _ in range(workers)]
         self.say = say

@@ -11,6 +11,7 @@ bit for bit those played in one process.
 from __future__ import annotations
 
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -121,6 +122,20 @@ def test_a_worker_plays_with_the_version_of_the_weights_it_is_given(pool, tiny_c
     assert second > first
     assert not np.allclose(first_values, second_values, atol=1e-3)  # the two versions are told apart
     assert pool.evaluate(agentOn(learner, cfg), states)[0][0] == second  # unchanged weights keep their version
+
+
+def test_more_workers_than_free_cpus_are_refused_by_name(pool, tiny_cfg, tmp_path, capsys):
+    folder = tmp_path / "run"
+    runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(folder)), say=lambda _: None)
+    with pytest.raises(SystemExit):
+        funcs.main(["--iterations", "1", "--run-folder", str(folder), "--workers", "64", "--no-progress"])
+    assert re.search(r"WORKERS = 64 needs 64 free CPUs, but this machine has \d+ free \(of \d+\): lower WORKERS",
+                     capsys.readouterr().err)
+    assert runs.readCheckpoint(folder)["iteration"] == 0
+    with pytest.raises(SystemExit):
+        funcs.main(["--iterations", "1", "--run-folder", str(folder), "--workers", "-1"])
+    assert "WORKERS must not be negative" in capsys.readouterr().err
+    loggers.disable_all()
 
 
 def test_killed_workers_games_are_played_again_once_and_none_left_is_an_error(pool, tiny_cfg):
