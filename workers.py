@@ -37,6 +37,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -166,6 +167,18 @@ class Worker:
             counted = now
 
 
+def _freeCPUs(wanted: int, patience: float = 10.0) -> tuple[float, float]:
+    """(free CPUs, CPUs) of the Ray cluster, waiting up to `patience` seconds for
+    `wanted` to be free: the CPUs of workers just killed (a previous pool) come back
+    a moment after `ray.kill` returns."""
+    deadline = time.monotonic() + patience
+    while True:
+        free = ray.available_resources().get("CPU", 0)
+        if free >= wanted or time.monotonic() > deadline:
+            return free, ray.cluster_resources().get("CPU", 0)
+        time.sleep(0.2)
+
+
 class Pool:
     """The learner's side of n Ray workers: starts them (and a local Ray, or joins
     the cluster at `address`, unless Ray is already initialised), keeps the players'
@@ -181,7 +194,7 @@ class Pool:
         self.ownsRay = not ray.is_initialized()
         if self.ownsRay:
             startRay(address)
-        free, cpus = ray.available_resources().get("CPU", 0), ray.cluster_resources().get("CPU", 0)
+        free, cpus = _freeCPUs(workers)
         if free < workers:
             if self.ownsRay:
                 ray.shutdown()

@@ -75,22 +75,25 @@ def main() -> None:
     print(f"configuration: default ({cfg.EPISODES} self-play games, {cfg.EVAL_EPISODES} tournament games, "
           f"{cfg.MCTS_SIMS} simulations, {len(cfg.HIDDEN_CNN_LAYERS)} layers of "
           f"{cfg.HIDDEN_CNN_LAYERS[0]['filters']} filters); this machine: {os.cpu_count()} CPUs", flush=True)
-    rows = {0: iteration(cfg, None)}
+    print("WORKERS  self-play games/s  per worker  tournament games/s  retraining s  memory", flush=True)
+    rows = {}
+
+    def measured(n: int, pool: workers.Pool | None) -> None:
+        rows[n] = row = iteration(cfg, pool)
+        seconds, rate = row["seconds"], cfg.EPISODES / row["seconds"]["selfplay"]
+        print(f"{n:7d}  {rate:17.3f}  {rate / max(n, 1):10.3f}  {cfg.EVAL_EPISODES / seconds['tournament']:18.3f}"
+              f"  {seconds['retrain']:12.1f}  {row['memory_size']:6d}", flush=True)
+
+    measured(0, None)
     workers.startRay()
     try:
         for n in (1, 2):
             with workers.Pool(n) as pool:
-                rows[n] = iteration(cfg, pool)
+                measured(n, pool)
                 if n == 1:
                     alone = oneGameSeconds(cfg, pool)
     finally:
         ray.shutdown()
-    print("WORKERS  self-play games/s  per worker  tournament games/s  retraining s  memory")
-    for n, row in rows.items():
-        seconds = row["seconds"]
-        rate = cfg.EPISODES / seconds["selfplay"]
-        print(f"{n:7d}  {rate:17.3f}  {rate / max(n, 1):10.3f}  {cfg.EVAL_EPISODES / seconds['tournament']:18.3f}"
-              f"  {seconds['retrain']:12.1f}  {row['memory_size']:6d}")
     same = len({(row["memory_size"], row["selfplay_positions"]) for row in rows.values()}) == 1
     print(f"the same games in every setting (memory size and positions evaluated): {same}")
     print(f"one self-play game alone on one worker: {alone:.1f} s")
