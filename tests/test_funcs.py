@@ -15,6 +15,7 @@ import pytest
 import funcs
 import runs
 import loggers
+import replay
 import storage
 from agent import Agent
 from config import Config
@@ -231,7 +232,7 @@ def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tin
         promoted = storage.load_model(storage.model_path(folder, 2))(x)[1].numpy()
         assert np.allclose(promoted, current, atol=1e-6)
     else:
-        assert runs.savedVersions(folder) == [1]
+        assert storage.saved_versions(folder) == [1]
     assert len(Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)) == row["memory_size"]
     metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
     assert metrics == [row]
@@ -446,7 +447,6 @@ def test_terminal_training_resumes_a_run_with_progress_bars(tmp_path, tiny_cfg, 
 
 def gamesPlayed(tmp_path, tiny_cfg, turns_until_tau0, name):
     """The move strings of 8 games between two fixed networks, read back from the log."""
-    import play
 
     networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
     for network in networks:  # sharp priors, as a trained network has: the search has no ties to break
@@ -465,7 +465,7 @@ def gamesPlayed(tmp_path, tiny_cfg, turns_until_tau0, name):
     finally:
         logger.removeHandler(handler)
         handler.close()
-    return [game.moves for game in play.gamesFromLog(path)]
+    return [game.moves for game in replay.gamesFromLog(path)]
 
 
 def test_a_sampled_opening_makes_tournament_games_differ(tmp_path, tiny_cfg):
@@ -487,7 +487,7 @@ def test_resume_removes_what_a_kill_left_unrecorded(tmp_path, tiny_cfg):
     leftover.write_bytes(b"half")
     said = []
     runs.openRun(cfg, say=said.append)
-    assert runs.savedVersions(folder) == [1] and not leftover.exists()
+    assert storage.saved_versions(folder) == [1] and not leftover.exists()
     assert "version0002.keras" in said[0] and "never reached the checkpoint" in said[0]
 
 
