@@ -28,25 +28,44 @@ import runs
 import storage
 from agent import Agent, Resign, askForColumn, parseColumn
 from boards import BOARD_BLUE, RED, boardFigure, boardSvg, boardText, newFigure, sideText
-from config import DEFAULT, Config
+from config import DEFAULT, STRONG, Config
 from game import COLUMNS, Game, GameState, columnOf
 from thinking import Thinking, thinkingHtml, thinkingTable, thinkingText
 
 
 # -- loading a player ----------------------------------------------------------------------
 def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = None,
-               cfg: Config | None = None, name: str = "agent") -> Agent:
+               cfg: Config | None = None, name: str = "agent", say=print) -> Agent:
     """An Agent playing `version` of the run in `run_folder` (default: cfg's RUN_FOLDER).
 
-    version None: the run's best version (checkpoint.json); 0: an untrained network;
-    n: models/version000n.keras.  The network is built with the run's own config.json
-    (else `cfg`); `sims` overrides its MCTS_SIMS (see `runs.versionPlayer`)."""
+    version None: the run's best version (checkpoint.json) or, while that run has no
+    trained version yet, the shipped agent (the best version of SHIPPED_RUN), said
+    through `say`; 0: an untrained network; n: models/version000n.keras.  The network
+    is built with the run's own config.json (else `cfg`); `sims` overrides its
+    MCTS_SIMS (see `runs.versionPlayer`)."""
     cfg = cfg or DEFAULT
     if version == -1 and not isinstance(version, bool):
         raise ValueError("version must be 0 (an untrained network) or a saved version number: -1 is a human, "
                          "and loadPlayer makes an agent")
     folder = Path(run_folder) if run_folder is not None else cfg.path("RUN_FOLDER")
+    if version is None and trainedVersion(folder) is None and trainedVersion(SHIPPED_RUN) is not None:
+        say(f"{folder} has no trained version yet: playing the shipped agent, version "
+            f"{trainedVersion(SHIPPED_RUN)} of {SHIPPED_RUN} (trained with the strong preset).")
+        folder = SHIPPED_RUN
     return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=sims)
+
+
+SHIPPED_RUN = STRONG.path("RUN_FOLDER")
+"""The run shipped with the project (trained by the strong preset, config.STRONG)."""
+
+
+def trainedVersion(folder) -> int | None:
+    """The best version of the run in `folder` if it is a trained one (2 or later:
+    version 1 is the untrained network a run starts from), else None."""
+    if not storage.checkpoint_path(folder).exists():
+        return None
+    best = runs.readCheckpoint(Path(folder))["best_player_version"]
+    return best if best > 1 else None
 
 
 # -- a game between a human and the agent ----------------------------------------------------
@@ -195,6 +214,9 @@ class WidgetGame:
         self.thinking = widgets.HTML()
         self.widget = widgets.VBox([self.side, widgets.HBox(self.buttons, layout=widgets.Layout(**flush)), self.board,
                                     self.status, widgets.HBox([self.resign_button, self.new_button]), self.thinking])
+        for widget, name in [(self.board, "board"), (self.status, "status"), (self.resign_button, "resign"),
+                             (self.new_button, "new-game")] + [(button, "column") for button in self.buttons]:
+            widget.add_class(f"connect4-{name}")  # names for the page's styles and the browser test
         self.newGame()
 
     @property

@@ -1,0 +1,50 @@
+"""The agent shipped with the project (run_archive/connect4/run0001, trained by the
+strong preset): it loads safely, it is trained, and players fall back to it."""
+
+from __future__ import annotations
+
+import json
+
+import evaluation
+import play
+import runs
+import storage
+from config import STRONG, Config
+
+SHIPPED_MISTAKE_CEILING = 0.5
+"""The shipped raw network's mistake share on 60 positions of the project's benchmark
+set must stay below this; an untrained network makes about 0.65 (a guard against
+shipping the wrong file, not a strength figure: see the README for those)."""
+
+
+def test_the_shipped_run_is_a_strong_preset_run_in_the_archive_format():
+    folder = play.SHIPPED_RUN
+    assert folder == STRONG.path("RUN_FOLDER") and folder.parent.name == "connect4"
+    cfg = Config.from_json_file(storage.config_path(folder))
+    assert cfg.ROOT_SEARCH == STRONG.ROOT_SEARCH and cfg.HIDDEN_CNN_LAYERS == STRONG.HIDDEN_CNN_LAYERS
+    checkpoint = runs.readCheckpoint(folder)
+    assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
+    rows = runs.readMetrics(folder)
+    assert rows and rows[-1]["iteration"] >= checkpoint["iteration"]
+    assert all(json.dumps(row) for row in rows)
+
+
+def test_the_shipped_network_loads_in_safe_mode_and_is_trained():
+    version = play.trainedVersion(play.SHIPPED_RUN)
+    assert version is not None and version > 1
+    storage.load_model(storage.model_path(play.SHIPPED_RUN, version))  # safe mode, uncompiled
+    agent = play.loadPlayer(run_folder=play.SHIPPED_RUN)
+    positions = evaluation.benchmarkPositions(60, seed=11)
+    shipped = evaluation.mistakeRate(positions, evaluation.networkChooser(agent.model)).rate
+    untrained = evaluation.mistakeRate(positions, evaluation.networkChooser(
+        play.loadPlayer(version=0, run_folder=play.SHIPPED_RUN).model)).rate
+    assert shipped < SHIPPED_MISTAKE_CEILING and shipped < untrained
+
+
+def test_a_run_without_a_trained_version_plays_the_shipped_agent_and_says_so(tmp_path):
+    said = []
+    agent = play.loadPlayer(run_folder=tmp_path / "fresh", say=said.append)
+    assert len(said) == 1 and "shipped agent" in said[0] and str(play.SHIPPED_RUN) in said[0]
+    assert agent.config.ROOT_SEARCH == STRONG.ROOT_SEARCH
+    untrained = play.loadPlayer(version=0, run_folder=tmp_path / "fresh", say=said.append)
+    assert len(said) == 1 and untrained.config.ROOT_SEARCH == "puct"  # an explicit version is never replaced
