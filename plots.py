@@ -68,6 +68,35 @@ def plotMetrics(run_folder):
     return fig
 
 
+def plotCurve(run_folder):
+    """The learning curve against hours of training: the mistake rates of the run's
+    best version on its own benchmark set after each iteration (metrics.jsonl), and
+    on each of Pons' sets per scored version (curve.jsonl, written by `make curve`;
+    agent at the row's simulations).  The caller closes the figure."""
+    import matplotlib.pyplot as plt
+
+    rows = runs.readMetrics(run_folder)
+    fig, (own_ax, pons_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
+    hours = runs.trainingHours(rows)
+    for key, label in (("mistake_rate", "agent"), ("network_mistake_rate", "raw network")):
+        points = [(h, 100 * r[key]) for h, r in zip(hours, rows) if r[key] is not None]
+        own_ax.plot([h for h, _ in points], [m for _, m in points], marker=".", label=label)
+    own_ax.set_title("the run's benchmark set")
+    curve = sorted(runs.readCurve(run_folder), key=lambda r: r["hours"])
+    for name in sorted({name for row in curve for name in row["sets"]}):
+        line = pons_ax.plot([r["hours"] for r in curve], [r["sets"][name]["agent"] for r in curve], marker="o",
+                            label=name)[0]
+        pons_ax.plot([r["hours"] for r in curve], [r["sets"][name]["network"] for r in curve], linestyle=":",
+                     color=line.get_color())
+    pons_ax.set_title("Pons' sets: agent (solid), raw network (dotted)")
+    for ax in (own_ax, pons_ax):
+        ax.set_xlabel("hours of training")
+        ax.set_ylabel("% mistakes against perfect play")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def plotRatings(rows: list[dict]):
     """A figure of `rateVersions` rows: each player's Elo with a 95% interval (two
     standard errors), the random player at 0.  The caller closes the figure."""

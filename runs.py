@@ -194,6 +194,32 @@ def readMetrics(folder) -> list[dict]:
     return rows
 
 
+def trainingHours(rows: list[dict]) -> list[float]:
+    """For each metrics row, the run's training time in hours at the end of that
+    iteration: the running sum of its phase times."""
+    total, hours = 0.0, []
+    for row in rows:
+        total += sum(row["seconds"].values()) / 3600
+        hours.append(total)
+    return hours
+
+
+def promotionHours(rows: list[dict]) -> dict[int, tuple[int, float]]:
+    """version -> (the iteration it became the best, the training hours until then),
+    from metrics rows.  Version 1, the untrained network, is the best from the start."""
+    found = {1: (0, 0.0)}
+    for row, hours in zip(rows, trainingHours(rows)):
+        found.setdefault(row["best_player_version"], (row["iteration"], hours))
+    return found
+
+
+def readCurve(folder) -> list[dict]:
+    """The rows of a run's curve.jsonl: one per (version, simulations, positions) scored
+    on Pons' sets (none before benchmarks/curve.py ran)."""
+    path = storage.curve_path(folder)
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
 def _networks(cfg: Config, folder: Path):
     env = Game()
     return (Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder),

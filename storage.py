@@ -78,6 +78,11 @@ def metrics_path(run_folder) -> Path:
     return Path(run_folder) / "metrics.jsonl"
 
 
+def curve_path(run_folder) -> Path:
+    """The run's learning curve on Pons' sets (benchmarks/curve.py; measurement only)."""
+    return Path(run_folder) / "curve.jsonl"
+
+
 def logs_folder(run_folder) -> Path:
     return Path(run_folder) / "logs"
 

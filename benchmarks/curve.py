@@ -31,24 +31,6 @@ import storage  # noqa: E402
 from config import STRONG  # noqa: E402
 from game import Game  # noqa: E402
 
-CURVE_FILE = "curve.jsonl"
-
-
-def promotionHours(metrics: list[dict]) -> dict[int, tuple[int, float]]:
-    """version -> (iteration it became the best, hours of training until then).
-    Version 1 (the untrained network) is the best from the start: 0 hours."""
-    hours, found = 0.0, {1: (0, 0.0)}
-    for row in metrics:
-        hours += sum(row["seconds"].values()) / 3600
-        found.setdefault(row["best_player_version"], (row["iteration"], hours))
-    return found
-
-
-def readCurve(folder: Path) -> list[dict]:
-    path = folder / CURVE_FILE
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def curveTable(rows: list[dict]) -> str:
     """One line per (version, sims, positions): hours, then network / agent mistake %
     per set."""
@@ -76,8 +58,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     folder = args.run_folder
     cfg = runs.runConfig(folder)
     sims = args.sims or cfg.MCTS_SIMS
-    hours = promotionHours(runs.readMetrics(folder))
-    done = {(r["version"], r["sims"], r["limit"]) for r in readCurve(folder)}
+    hours = runs.promotionHours(runs.readMetrics(folder))
+    done = {(r["version"], r["sims"], r["limit"]) for r in runs.readCurve(folder)}
     versions = args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]
     for version in versions:
         if version not in hours:
@@ -89,10 +71,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         row = {"version": version, "iteration": iteration, "hours": round(at, 3), "sims": sims, "limit": args.limit,
                "sets": {r["set"]: {"network": round(r["network"], 2), "agent": round(r["agent"], 2)}
                         for r in scored}}
-        storage.append_line(folder / CURVE_FILE, json.dumps(row, sort_keys=True))
+        storage.append_line(storage.curve_path(folder), json.dumps(row, sort_keys=True))
         print(f"version {version} (iteration {iteration}, {at:.2f} h): "
               + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
-    rows = readCurve(folder)
+    rows = runs.readCurve(folder)
     print(curveTable(rows))
     return rows
 

@@ -1,0 +1,40 @@
+"""The learning curve: training hours from the metrics, and its figure."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+
+import plots
+import runs
+import storage
+
+matplotlib.use("Agg")
+
+
+def metricsRow(iteration: int, best: int, seconds: float, mistakes: float) -> dict:
+    return {"iteration": iteration, "best_player_version": best, "seconds": {"selfplay": seconds / 2,
+            "retrain": seconds / 2}, "mistake_rate": mistakes, "network_mistake_rate": mistakes + 0.1}
+
+
+def test_hours_add_up_the_iterations_and_versions_date_from_their_promotion():
+    rows = [metricsRow(1, 1, 1800, 0.5), metricsRow(2, 2, 3600, 0.4), metricsRow(3, 2, 1800, 0.4),
+            metricsRow(4, 3, 1800, 0.3)]
+    assert runs.trainingHours(rows) == [0.5, 1.5, 2.0, 2.5]
+    assert runs.promotionHours(rows) == {1: (0, 0.0), 2: (2, 1.5), 3: (4, 2.5)}
+
+
+def test_the_curve_figure_reads_metrics_and_pons_rows(tmp_path):
+    for row in (metricsRow(1, 2, 3600, 0.5), metricsRow(2, 3, 3600, 0.3)):
+        storage.append_line(storage.metrics_path(tmp_path), json.dumps(row))
+    for version, hours, rate in ((2, 1.0, 30.0), (3, 2.0, 20.0)):
+        storage.append_line(storage.curve_path(tmp_path), json.dumps(
+            {"version": version, "iteration": version - 1, "hours": hours, "sims": 32, "limit": 10,
+             "sets": {"Test_L1_R1": {"network": rate + 5, "agent": rate}}}))
+    assert [row["version"] for row in runs.readCurve(tmp_path)] == [2, 3]
+    fig = plots.plotCurve(tmp_path)
+    own, pons = fig.axes[:2]
+    assert list(own.lines[0].get_xdata()) == [1.0, 2.0] and list(own.lines[0].get_ydata()) == [50.0, 30.0]
+    assert list(pons.lines[0].get_ydata()) == [30.0, 20.0] and list(pons.lines[1].get_ydata()) == [35.0, 25.0]
+    matplotlib.pyplot.close(fig)
