@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,9 +32,6 @@ from game import Game, GameState
 from memory import Memory
 from runs import versionPlayer
 from thinking import Narrated
-
-if TYPE_CHECKING:  # workers imports Ray, heavy and needed only with WORKERS > 0: see workerPool
-    import workers
 
 _INFO = logging.INFO
 
@@ -181,7 +177,7 @@ def playEpisodes(episodes: list[Episode], finished=None):
 
 def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
                 memory: Memory | None = None, goes_first: int = 0, progress: str | None = None,
-                pool: workers.Pool | None = None):
+                pool=None):
     """Play EPISODES games between two players (the same object twice = self-play).
 
     With `memory`, every position is stored with its search policy and, at the end,
@@ -189,10 +185,10 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     play explores; tournaments and human games do not).  Moves are sampled (tau=1) for
     the first `turns_until_tau0` turns of each game, then the most visited is played.
 
-    `pool` (agents only): the games are played by its Ray workers, each its share in
-    lockstep, with the players' current weights, and come back here to be scored and
-    stored in episode order: the same games, memory and scores as in this process
-    (each game's seed depends only on `matchSeed` and its episode number).
+    `pool` (a `workers.Pool`, agents only): the games are played by its Ray workers,
+    each its share in lockstep, with the players' current weights, and come back here
+    to be scored and stored in episode order: the same games, memory and scores as in
+    this process (each game's seed depends only on `matchSeed` and its episode number).
 
     Returns (scores, memory, points, sp_scores): wins per player name and draws;
     points per player name, +1 / -1 / 0 per game; wins of the starting ('sp') and the
@@ -297,10 +293,11 @@ def evaluateBest(run: runs.RunState, progress: str | None = None) -> dict[str, f
     return {"network_mistake_rate": round(network, 4), "mistake_rate": round(agent, 4)}
 
 
-def trainIteration(run: runs.RunState, progress: bool = True, pool: workers.Pool | None = None) -> dict:
+def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict:
     """One iteration: self-play -> retrain -> tournament -> promote; then save memory,
-    checkpoint and a metrics row.  Returns the metrics row.  `pool`: the Ray workers
-    that play the self-play and tournament games (None: this process plays them)."""
+    checkpoint and a metrics row.  Returns the metrics row.  `pool` (a `workers.Pool`):
+    the Ray workers that play the self-play and tournament games (None: this process
+    plays them)."""
     import keras
 
     cfg, env = run.cfg, Game()
@@ -362,8 +359,9 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool: workers.Pool
     return row
 
 
-def _positionsEvaluated(run: runs.RunState, pool: workers.Pool | None) -> int:
-    """Positions the best network evaluated so far, here and in the pool's workers."""
+def _positionsEvaluated(run: runs.RunState, pool) -> int:
+    """Positions the best network evaluated so far, here and in the workers of `pool`
+    (a `workers.Pool`, or None)."""
     return run.best_NN.positionsEvaluated + (0 if pool is None else pool.positionsEvaluated)
 
 
@@ -371,12 +369,14 @@ def workerPool(cfg: Config, say=runs.sayNow):
     """The Ray workers that play the games when cfg.WORKERS > 0 (a `workers.Pool`, to
     use in a `with`; `say` reports a worker's death), else a context holding None:
     the games are played here.
+    The pool is given this module's `matchEpisodes` and `playEpisodes`, which its
+    workers play the games with (`workers` does not import this module).
     `workers` is imported here rather than at the top because it imports Ray, which
     is heavy (seconds, hundreds of MB) and needed only with WORKERS > 0."""
     if cfg.WORKERS == 0:
         return contextlib.nullcontext()
-    import workers
-    return workers.Pool(cfg.WORKERS, cfg.RAY_ADDRESS, say)
+    import workers  # lazy: Ray is heavy and needed only with WORKERS > 0 (no cycle: workers imports no funcs)
+    return workers.Pool(cfg.WORKERS, cfg.RAY_ADDRESS, say, matchEpisodes=matchEpisodes, playEpisodes=playEpisodes)
 
 
 def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=runs.sayNow,

@@ -4,7 +4,8 @@ Self-play is where AlphaZero spends its compute, and its games are independent: 
 the config's WORKERS = n, `Pool` starts n Ray actors (`Worker`), each holding its own
 copy of the players' networks, and `funcs.playMatches(..., pool=pool)` hands them the
 games.  Each worker plays its share of a match in lockstep, with the very code the
-learner would run (`funcs.matchEpisodes` and `funcs.playEpisodes`), and sends every
+learner would run (`funcs.matchEpisodes` and `funcs.playEpisodes`, which the pool is
+given by its maker, `funcs.workerPool`, and hands on to its workers), and sends every
 game back the moment it ends; the learner scores the games and stores their positions
 in episode order, then retrains and promotes as without workers.
 
@@ -28,7 +29,9 @@ in episode order, then retrains and promotes as without workers.
 
 Ray is imported at the top of this module; `funcs` imports this module only when
 WORKERS > 0 (`funcs.workerPool`), because Ray is heavy and the in-process path needs
-none of it.
+none of it.  This module does not import `funcs`: the game machinery comes in as
+`Pool`'s `matchEpisodes` and `playEpisodes` (Ray sends module-level functions to the
+workers by reference, so each worker process imports `funcs` itself).
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ import numpy as np
 import ray
 from ray.exceptions import NodeDiedError, OutOfMemoryError, RayActorError, WorkerCrashedError
 
-import funcs
 from agent import Agent, Evaluation
 from config import Config, ConfigError
 from game import Game, GameState
@@ -106,9 +108,12 @@ class _GameLog(logging.Handler):
 @ray.remote(num_cpus=1, max_restarts=0)
 class Worker:
     """A Ray actor that plays games for the learner, with its own copy of each
-    player's network (kept between calls, reloaded when the version changes)."""
+    player's network (kept between calls, reloaded when the version changes).
+    `matchEpisodes` and `playEpisodes`: the learner's game machinery (see `Pool`)."""
 
-    def __init__(self):
+    def __init__(self, matchEpisodes: Callable, playEpisodes: Callable):
+        self.matchEpisodes = matchEpisodes
+        self.playEpisodes = playEpisodes
         self.networks: dict[str, tuple[tuple, int, object]] = {}
         """Per player name: (what the network was built from, version held, network)."""
 
@@ -137,20 +142,21 @@ class Worker:
              collect: int | None, log: bool, goes_first: int):
         """Play episodes `indices` of a match (see `funcs.playMatches`; `specs` holds
         one player for self-play, else player1 and player2) in lockstep; yields each
-        game as it ends: (the finished `funcs.Episode`, its log lines if `log`, the
-        positions the networks evaluated since the previous yield).  `collect`: keep
-        the positions for memory (in memories of that size), with root noise."""
+        game as it ends: (the finished episode, a `funcs.Episode`, its log lines if
+        `log`, the positions the networks evaluated since the previous yield).
+        `collect`: keep the positions for memory (in memories of that size), with
+        root noise."""
         players = [self._agent(spec) for spec in specs]
         logs = {e: _GameLog(e) for e in indices} if log else {}
-        episodes = funcs.matchEpisodes(players[0], players[-1], indices, base,
-                                       lambda e: logs[e].logger if log else _QUIET, turns_until_tau0,
-                                       None if collect is None else Memory(collect), goes_first)
+        episodes = self.matchEpisodes(players[0], players[-1], indices, base,
+                                      lambda e: logs[e].logger if log else _QUIET, turns_until_tau0,
+                                      None if collect is None else Memory(collect), goes_first)
         # The games run in a thread, so that each can be yielded (sent back) the moment it ends.
         finished: queue.Queue = queue.Queue()
 
         def playAll():
             try:
-                for _ in funcs.playEpisodes(episodes, finished.put):
+                for _ in self.playEpisodes(episodes, finished.put):
                     pass
             except BaseException as error:  # handed to the generator, which raises it to the learner
                 finished.put(error)
@@ -186,9 +192,14 @@ class Pool:
     back, replays the games of workers that died.  Use it in a `with` (or call
     `close`): the workers are killed at the end, and a Ray it started is shut down.
     `say` reports worker deaths.  A cluster with fewer free CPUs than workers is
-    refused (ConfigError) rather than left waiting for workers that cannot start."""
+    refused (ConfigError) rather than left waiting for workers that cannot start.
+    `matchEpisodes` and `playEpisodes`: the code that plays a match's games in
+    lockstep (`funcs.matchEpisodes` and `funcs.playEpisodes`, as `funcs.workerPool`
+    passes them), handed on to every worker; module-level functions, so that Ray
+    sends them by reference."""
 
-    def __init__(self, workers: int, address: str | None = None, say: Callable[[str], None] = print):
+    def __init__(self, workers: int, address: str | None = None, say: Callable[[str], None] = print, *,
+                 matchEpisodes: Callable, playEpisodes: Callable):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"a worker pool needs a positive number of workers, got {workers!r}")
         self.ownsRay = not ray.is_initialized()
@@ -202,7 +213,8 @@ class Pool:
             raise ConfigError(f"WORKERS = {workers} needs {workers} free CPUs, but {where} has {free:g} free (of "
                               f"{cpus:g}): lower WORKERS, or add machines (ray start --address=...)")
         self.size = workers
-        self.actors = [Worker.options(scheduling_strategy="SPREAD").remote() for _ in range(workers)]
+        self.actors = [Worker.options(scheduling_strategy="SPREAD").remote(matchEpisodes, playEpisodes)
+                       for _ in range(workers)]
         self.say = say
         self.positionsEvaluated = 0
         """Positions the workers' networks evaluated for the games that came back."""
@@ -248,9 +260,10 @@ class Pool:
     # -- matches ---------------------------------------------------------------------
     def playMatch(self, player1: Agent, player2: Agent, episodes: int, base: int, logger: logging.Logger,
                   turns_until_tau0: int, memory: Memory | None, goes_first: int,
-                  finished: Callable[[funcs.Episode], None] | None = None):
+                  finished: Callable[[object], None] | None = None):
         """Have the workers play a match's `episodes` games (seeded from `base`), each
-        worker its share; `finished(episode)` is called as each game comes back.
+        worker its share; `finished(episode)` is called as each game comes back (an
+        episode: what `matchEpisodes` made, a `funcs.Episode`, finished).
         Then yields the finished episodes in episode order, each game's log lines
         written to `logger` first and the episode given `logger` (for its result).
         Raises WorkersLost when every worker died first."""
@@ -263,7 +276,7 @@ class Pool:
         specs = [self.spec(player1)] + ([] if player2 is player1 else [self.spec(player2)])
         log = logger.isEnabledFor(logging.INFO)
         collect = None if memory is None else memory.MEMORY_SIZE
-        games: dict[int, tuple[funcs.Episode, list[str]]] = {}
+        games: dict[int, tuple[object, list[str]]] = {}  # episode number: (finished episode, its log lines)
         streams: dict = {}
 
         def deal(indices: list[int]) -> None:

@@ -39,7 +39,8 @@ def pool():
     # The workers cannot import the tests folder: RowByRow travels to them by value.
     ray.cloudpickle.register_pickle_by_value(test_funcs)
     try:
-        with workers.Pool(2, say=lambda _: None) as pool:
+        with workers.Pool(2, say=lambda _: None, matchEpisodes=funcs.matchEpisodes,
+                          playEpisodes=funcs.playEpisodes) as pool:
             yield pool
     finally:
         ray.shutdown()
