@@ -88,7 +88,7 @@ def main() -> None:
     workers.startRay()
     try:
         for n in (1, 2):
-            with workers.Pool(n) as pool:
+            with workers.Pool(n, matchEpisodes=funcs.matchEpisodes, playEpisodes=funcs.playEpisodes) as pool:
                 measured(n, pool)
                 if n == 1:
                     alone = oneGameSeconds(cfg, pool)
