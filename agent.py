@@ -20,7 +20,7 @@ import numpy as np
 
 from boards import boardText, sideText
 from config import DEFAULT, Config
-from game import COLUMNS, GameState, legalMasks
+from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, legalMasks, playerPiece
 from memory import mergedRows
 from MCTS import MCTS, Node, completedQ, halvingVisits, improvedPolicy, sigma
 
@@ -124,7 +124,6 @@ class User:
     def __init__(self, name: str, state_size: int, action_size: int,
                  input_fn: Callable[[str], str] | None = None, output_fn: Callable[[str], None] = print):
         self.name = name
-        self.state_size = state_size
         self.action_size = action_size
         self.input_fn = input_fn
         self.output_fn = output_fn
@@ -226,7 +225,6 @@ class Agent:
                  cpuct: float, model, config: Config = DEFAULT, seed: int | None = None,
                  logger: logging.Logger | None = None):
         self.name = name
-        self.state_size = state_size
         self.action_size = action_size
         self.cpuct = cpuct
         self.MCTSsimulations = mcts_simulations
@@ -240,10 +238,20 @@ class Agent:
         self.train_value_loss: list[float] = []
         self.train_policy_loss: list[float] = []
 
+    @classmethod
+    def fromConfig(cls, name: str, cfg: Config, model, seed: int | None = None, logger: logging.Logger | None = None,
+                   mcts_simulations: int | None = None) -> "Agent":
+        """The agent `cfg` describes (its MCTS_SIMS unless `mcts_simulations`, its CPUCT),
+        playing with `model`; like `Residual_CNN.fromConfig`.  (`state_size`, the
+        tutorial's constructor argument, is kept in the signature only: the network
+        knows its input.)"""
+        sims = cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
+        return cls(name, STATE_SIZE, ACTION_SIZE, sims, cfg.CPUCT, model, cfg, seed, logger)
+
     def forGame(self, seed: int) -> "Agent":
         """A player for one more concurrent game: same network and settings, its own
         tree and random draws."""
-        return Agent(self.name, self.state_size, self.action_size, self.MCTSsimulations,
+        return Agent(self.name, STATE_SIZE, self.action_size, self.MCTSsimulations,
                      self.cpuct, self.model, self.config, seed, self.logger)
 
     # -- one move ------------------------------------------------------------------
@@ -271,7 +279,7 @@ class Agent:
         self.mcts.drawRootNoise()
         if self.logger is not None and self.logger.isEnabledFor(logging.INFO):
             self.logger.info("****** %s searches %d simulations, %s to move ******", self.name,
-                             self.MCTSsimulations, "X" if state.playerTurn == 1 else "O")
+                             self.MCTSsimulations, playerPiece(state.playerTurn))
             state.render(self.logger)
         if self.config.ROOT_SEARCH == "gumbel":
             action, pi, value = yield from self.gumbelSearch(tau)

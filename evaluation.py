@@ -30,7 +30,7 @@ import numpy as np
 
 from agent import Agent, runTogether
 from config import DEFAULT, Config
-from game import Game, GameState
+from game import GameState
 
 Chooser = Callable[[list[GameState]], list[int]]
 """Chooses one action for each of a batch of positions (each for its player to move)."""
@@ -138,11 +138,9 @@ def agentChooser(model, cfg: Config, sims: int, seed: int = 0) -> Chooser:
     root noise, the most visited move (tau=0).  Each position gets a fresh agent (own
     tree, seeded tie-breaks); the searches of a batch share one network call per
     step."""
-    env = Game()
-
     def choose(states: list[GameState]) -> list[int]:
-        agents = [Agent(f"eval{i}", env.state_size, env.action_size, sims, cfg.CPUCT, model, cfg,
-                        seed=seed + i) for i in range(len(states))]
+        agents = [Agent.fromConfig(f"eval{i}", cfg, model, seed=seed + i, mcts_simulations=sims)
+                  for i in range(len(states))]
         searches = [agent.actSteps(state, 0, noise=False) for agent, state in zip(agents, states)]
         return [result[0] for result in runTogether(searches, agents.__getitem__)]
     return choose

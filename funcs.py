@@ -28,7 +28,7 @@ import runs
 import storage
 from agent import Agent, Resign, User, runTogether
 from config import DEFAULT, PRESETS, Config, ConfigError
-from game import Game, GameState
+from game import COLUMNS, Game, GameState, playerPiece
 from memory import Memory
 from runs import versionPlayer
 from thinking import Narrated
@@ -273,9 +273,9 @@ def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size:
     for row, (value, probs) in zip(rows, player.evaluateStates([row["state"] for row in rows])):
         state = row["state"]
         state.render(logger)
-        columns = [c for c in range(7) if state.actionForColumn(c) is not None]
+        columns = [c for c in range(COLUMNS) if state.actionForColumn(c) is not None]
         logger.info("target value %+.0f, network value %+.3f (for %s to move)", row["value"], value,
-                    "X" if state.playerTurn == 1 else "O")
+                    playerPiece(state.playerTurn))
         logger.info("column        %s", " ".join(f"{c + 1:5d}" for c in columns))
         logger.info("search policy %s", " ".join(f"{row['AV'][state.actionForColumn(c)]:5.2f}" for c in columns))
         logger.info("network prior %s", " ".join(f"{probs[state.actionForColumn(c)]:5.2f}" for c in columns))
@@ -300,14 +300,13 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
     plays them)."""
     import keras
 
-    cfg, env = run.cfg, Game()
+    cfg = run.cfg
     iteration = run.iteration + 1
     keras.utils.set_random_seed(cfg.SEED + iteration)
     agent_seed = cfg.SEED * 1_000_003 + iteration
-    best_player = Agent("best_player", env.state_size, env.action_size, cfg.MCTS_SIMS, cfg.CPUCT, run.best_NN,
-                        cfg, seed=agent_seed, logger=lg.logger_mcts)
-    current_player = Agent("current_player", env.state_size, env.action_size, cfg.MCTS_SIMS, cfg.CPUCT,
-                           run.current_NN, cfg, seed=agent_seed + 1, logger=lg.logger_mcts)
+    best_player = Agent.fromConfig("best_player", cfg, run.best_NN, seed=agent_seed, logger=lg.logger_mcts)
+    current_player = Agent.fromConfig("current_player", cfg, run.current_NN, seed=agent_seed + 1,
+                                      logger=lg.logger_mcts)
     lg.logger_main.info("====== ITERATION %d (best version %d) ======", iteration, run.best_player_version)
     times = {}
     start, evaluated = time.perf_counter(), _positionsEvaluated(run, pool)

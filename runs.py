@@ -166,8 +166,7 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | 
     network = Residual_CNN.fromConfig(run_cfg, env.input_shape, env.action_size, folder)
     if version > 0:
         network.loadWeights(storage.model_path(folder, version), f"saved versions: {savedVersionsList(folder)}")
-    sims = run_cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
-    return Agent(name, env.state_size, env.action_size, sims, run_cfg.CPUCT, network, run_cfg, logger=lg.logger_mcts)
+    return Agent.fromConfig(name, run_cfg, network, logger=lg.logger_mcts, mcts_simulations=mcts_simulations)
 
 
 def readMetrics(folder) -> list[dict]:
