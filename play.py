@@ -303,7 +303,7 @@ class WidgetGame:
         match = self.match
         self.board.value = boardSvg(match.state, match.last_action, self.CELL)
         if match.over:
-            self.status.value = f'<div style="font-size:1.6em;font-weight:bold">{html.escape(message)}</div>'
+            self.status.value = f"<h2>{html.escape(message)}</h2>"  # a heading: large, and kept by HTML sanitizers
         else:
             self._say(message)
         if match.thinking is not None:

@@ -115,7 +115,7 @@ def test_widget_game_plays_a_full_game_by_clicks(agent):
         assert game.state.stones in (stones + 1, stones + 2)
         assert game.match.moves[stones] == str(column + 1)
     assert GameState.fromMoves(game.match.moves).id == game.state.id
-    assert html.escape(game.match.outcome()) in game.status.value and "font-size" in game.status.value
+    assert html.escape(game.match.outcome()) in game.status.value and game.status.value.startswith("<h2>")
     assert f"in {len(game.match.moves)} moves" in game.status.value or "Draw" in game.status.value
     assert game.board.value == boards.boardSvg(game.state, game.match.last_action, game.CELL)
     assert "<table>" in game.thinking.value
