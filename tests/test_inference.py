@@ -10,6 +10,7 @@ from agent import Agent, evaluationsOf
 from config import ConfigError
 from game import ACTION_SIZE, INPUT_SHAPE, GameState, legalMasks
 from model import Residual_CNN
+from test_model import _random_positions as realPositions
 
 # (engine, precision, value tolerance, logit tolerance)
 ENGINES = [("tensorflow", "f32", 1e-4, 1e-4), ("openvino", "f32", 1e-4, 1e-4), ("openvino", "bf16", 0.02, 0.05)]
@@ -21,18 +22,6 @@ def network(cfg, engine: str, precision: str) -> Residual_CNN:
         pytest.skip("this CPU has no native bfloat16 support, so the bf16 engine cannot run here")
     return Residual_CNN.fromConfig(cfg.replace(INFERENCE=engine, INFERENCE_PRECISION=precision), INPUT_SHAPE,
                                    ACTION_SIZE)
-
-
-def realPositions(count: int, seed: int = 0) -> list[GameState]:
-    """Positions of random games, finished ones skipped."""
-    rng = np.random.default_rng(seed)
-    positions, state = [], GameState.initial()
-    while len(positions) < count:
-        positions.append(state)
-        state, _, done = state.takeAction(int(rng.choice(state.allowedActions)))
-        if done:
-            state = GameState.initial()
-    return positions
 
 
 def inputs(net: Residual_CNN) -> np.ndarray:
