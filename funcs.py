@@ -320,9 +320,10 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
     if len(run.memory) >= cfg.MIN_MEMORY_SIZE:
         start = time.perf_counter()
         lg.logger_main.info("--- retraining ---")
+        current_player.model.setLearningRate(cfg.learningRateAt(iteration))
         row.update(current_player.replay(run.memory.ltmemory,
                                          progress=f"iteration {iteration}: retraining" if progress else None),
-                   trained=True)
+                   trained=True, learning_rate=cfg.learningRateAt(iteration))
         run.saveCurrentNetwork()
         times["retrain"] = time.perf_counter() - start
         logMemorySample(run.memory, current_player, lg.logger_memory)

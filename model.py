@@ -84,6 +84,10 @@ class Gen_Model:
         self.currentEngine()
         return inference.inBackground(self.predict, x)
 
+    def setLearningRate(self, rate: float) -> None:
+        """Use SGD learning rate `rate` in the next fits (a schedule's step)."""
+        self.model.optimizer.learning_rate.assign(rate)
+
     def fit(self, states, targets, epochs, verbose, validation_split, batch_size):
         self.weightsChanged()
         return self.model.fit(states, targets, epochs=epochs, verbose=verbose,

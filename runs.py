@@ -238,7 +238,7 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
     folder = cfg.path("RUN_FOLDER")
     start, run_cfg = startingPoint(cfg, initial_run)
     if start == "resume":
-        if run_cfg.replace(RUN_FOLDER=cfg.RUN_FOLDER) != cfg:
+        if run_cfg.replace(RUN_FOLDER=cfg.RUN_FOLDER, WORKERS=cfg.WORKERS, RAY_ADDRESS=cfg.RAY_ADDRESS) != cfg:
             say(f"{folder} already holds a run: resuming it with its own config.json "
                 "(move the folder away to start a new run with another config).")
         return _resume(folder, run_cfg, say)

@@ -144,3 +144,26 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
 def test_the_search_and_target_options_are_validated(change, message):
     with pytest.raises(ConfigError, match=message):
         config.DEFAULT.replace(**change)
+
+
+@pytest.mark.parametrize(("schedule", "message"), [
+    ({"10": 0.01}, "LEARNING_RATE_SCHEDULE must be a list"),
+    ([[10]], r"LEARNING_RATE_SCHEDULE\[0\] must be \[iteration"),
+    ([[0, 0.01]], r"LEARNING_RATE_SCHEDULE\[0\]"),
+    ([[5, 0.01], [3, -0.1]], r"LEARNING_RATE_SCHEDULE\[1\]"),
+    ([[5, 0.01], [5, 0.001]], "iterations must increase, got 5 after 5"),
+    ([[2.5, 0.01]], r"LEARNING_RATE_SCHEDULE\[0\]"),
+    ([[3, True]], r"LEARNING_RATE_SCHEDULE\[0\]"),
+])
+def test_a_bad_learning_rate_schedule_names_the_step(schedule, message):
+    with pytest.raises(ConfigError, match=message):
+        config.DEFAULT.replace(LEARNING_RATE_SCHEDULE=schedule)
+
+
+def test_the_learning_rate_follows_the_schedule_from_each_steps_iteration_on(tmp_path):
+    cfg = config.DEFAULT.replace(LEARNING_RATE=0.1, LEARNING_RATE_SCHEDULE=((3, 0.01), (7, 0.001)))
+    assert [cfg.learningRateAt(i) for i in (1, 2, 3, 6, 7, 100)] == [0.1, 0.1, 0.01, 0.01, 0.001, 0.001]
+    assert config.DEFAULT.learningRateAt(500) == config.DEFAULT.LEARNING_RATE
+    path = tmp_path / "config.json"
+    path.write_text(cfg.to_json())
+    assert Config.from_json_file(path) == cfg

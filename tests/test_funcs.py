@@ -261,6 +261,9 @@ def test_resume_uses_the_run_config_not_the_callers(tmp_path, tiny_cfg):
     assert run.best_NN.model.layers[2].kernel.shape[-1] == 4
     assert run.iteration == 1 and len(run.memory) > 0
     assert "resuming it with its own config" in said[0] and "1 iterations done" in said[1]
+    said.clear()
+    runs.openRun(first.replace(WORKERS=2, RAY_ADDRESS="10.0.0.1:6379"), say=said.append)
+    assert len(said) == 1 and "1 iterations done" in said[0]  # where games are played is not the run's config
     rows = funcs.train(1, other, progress=False, say=lambda _: None)
     assert rows[0]["iteration"] == 2
     assert [json.loads(line)["iteration"] for line in (folder / "metrics.jsonl").read_text().splitlines()] == [1, 2]
@@ -300,6 +303,17 @@ def test_loggers_are_replaced_not_piled_up_and_capped(tmp_path, tiny_cfg):
     # a record may overshoot the rotation size by its own length
     assert sum(f.stat().st_size for f in files) <= 60_000 + 2 * 1_000
     loggers.disable_all()
+
+
+def test_retraining_follows_the_learning_rate_schedule_and_records_the_rate(tmp_path, tiny_cfg):
+    cfg = tinyRunConfig(tiny_cfg, tmp_path / "run", LEARNING_RATE=0.05, LEARNING_RATE_SCHEDULE=[[2, 0.004]])
+    run = runs.openRun(cfg, say=lambda _: None)
+    rates = []
+    for _ in range(2):
+        row = funcs.trainIteration(run, progress=False)
+        rates.append((row["learning_rate"], float(run.current_NN.model.optimizer.learning_rate.numpy())))
+    assert rates == [(0.05, pytest.approx(0.05)), (0.004, pytest.approx(0.004))]
+    assert [r["learning_rate"] for r in runs.readMetrics(tmp_path / "run")] == [0.05, 0.004]
 
 
 def test_resume_drops_metrics_rows_beyond_the_checkpoint_and_names_a_corrupt_metrics_file(tmp_path, tiny_cfg):
