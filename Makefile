@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 ITERATIONS ?= 3
 PRESET ?= default
 
-.PHONY: train test bench bench-workers pons curve play notebook
+.PHONY: train test bench bench-workers pons curve ablation play notebook
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,9 @@ pons: $(VENV)/.installed
 
 curve: $(VENV)/.installed
 	$(PY) benchmarks/curve.py
+
+ablation: $(VENV)/.installed
+	$(PY) benchmarks/ablation.py
 
 play: $(VENV)/.installed
 	$(PY) -m play

@@ -1,0 +1,119 @@
+"""Ablation of the strong preset's levers: each switched off in turn, the same training
+time for each, mistakes against perfect play on the project's own benchmark set.
+
+Run: make ablation   (or: .venv/bin/python benchmarks/ablation.py [--minutes M]
+                      [--out F] [--variants strong puct ...])
+
+Each variant is the strong preset with one lever changed back.  It trains a new run
+from nothing in OUT/<variant> (resumed if the folder holds one: runs are crash-safe)
+until its iterations' phase times (self-play, retraining, tournament, saving) add up
+to M minutes; per-iteration evaluation is off, so it costs no training time.  Then its
+best version is scored on the strong preset's benchmark set (EVAL_POSITIONS seeded
+positions, the set the shipped run's metrics use): the MCTS agent at EVAL_SIMS and the
+raw network.  One row per variant is appended to OUT/ablation.jsonl; the table printed
+is every row there.  Only one variant trains at a time (the machine's cores are the
+resource being shared out equally).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import evaluation  # noqa: E402
+import funcs  # noqa: E402
+import loggers as lg  # noqa: E402
+import runs  # noqa: E402
+import storage  # noqa: E402
+from config import DEFAULT, PROJECT_ROOT, STRONG, Config  # noqa: E402
+
+VARIANTS = {
+    "strong": ("the strong preset, every lever on", {}),
+    "puct": ("PUCT root search instead of Gumbel (same simulations)", {"ROOT_SEARCH": "puct"}),
+    "z-only": ("value target: game result only (no search value)", {"VALUE_TARGET_Q_WEIGHT": 0.0}),
+    "no-merge": ("duplicate positions not merged", {"MERGE_DUPLICATES": False}),
+    "tutorial-net": ("the tutorial's network (6 x 75 filters 4x4)", {"HIDDEN_CNN_LAYERS": DEFAULT.HIDDEN_CNN_LAYERS}),
+}
+"""name -> (what it changes, the config changes from the strong preset)."""
+
+DEFAULT_OUT = PROJECT_ROOT / "benchmarks" / "ablation_runs"
+
+
+def variantConfig(name: str, out: Path) -> Config:
+    """The strong preset with variant `name`'s changes, training in out/name, without
+    per-iteration evaluation and with only the main log."""
+    return STRONG.replace(**VARIANTS[name][1], RUN_FOLDER=str(out / name), EVAL_POSITIONS=0,
+                          LOGGERS={"main": True, "memory": False, "tourney": False, "mcts": False, "model": False})
+
+
+def trainFor(cfg: Config, seconds: float, say) -> runs.RunState:
+    """Train (or resume) cfg's run until its iterations' phase times add up to
+    `seconds`; returns the run."""
+    folder = cfg.path("RUN_FOLDER")
+    with storage.runLock(folder):
+        run = runs.openRun(cfg, say=say)
+        lg.setup_loggers(run.folder, run.cfg)
+        spent = 3600 * (runs.trainingHours(runs.readMetrics(folder)) or [0.0])[-1]
+        while spent < seconds:
+            row = funcs.trainIteration(run, progress=False)
+            spent += sum(row["seconds"].values())
+            say(f"{folder.name}: iteration {row['iteration']}, {spent / 60:.1f} min, best version "
+                f"{row['best_player_version']}")
+    return run
+
+
+def scoreBest(run: runs.RunState, positions) -> dict[str, float]:
+    """Mistake % of the run's best version on `positions`: agent (EVAL_SIMS) and network."""
+    network = evaluation.mistakeRate(positions, evaluation.networkChooser(run.best_NN)).rate
+    agent = evaluation.mistakeRate(positions, evaluation.agentChooser(run.best_NN, run.cfg, run.cfg.EVAL_SIMS,
+                                                                      run.cfg.SEED)).rate
+    return {"agent": round(100 * agent, 1), "network": round(100 * network, 1)}
+
+
+def ablationTable(rows: list[dict]) -> str:
+    """One line per variant (latest row per variant and training time), with its
+    difference to the strong preset's agent at the same time."""
+    latest = {(r["variant"], r["minutes"]): r for r in rows}
+    header = f"{'variant':<13} {'minutes':>7} {'iters':>5} {'best':>4} {'agent %':>7} {'net %':>6} {'vs strong':>9}  change"
+    lines = [header, "-" * len(header)]
+    for (name, minutes), row in sorted(latest.items(), key=lambda item: (item[0][1], list(VARIANTS).index(item[0][0]))):
+        base = latest.get(("strong", minutes))
+        delta = f"{row['agent'] - base['agent']:+9.1f}" if base and name != "strong" else f"{'':>9}"
+        lines.append(f"{name:<13} {minutes:>7g} {row['iterations']:>5} {row['best_version']:>4} {row['agent']:>7.1f} "
+                     f"{row['network']:>6.1f} {delta}  {VARIANTS[name][0]}")
+    return "\n".join(lines)
+
+
+def readRows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0, help="training time per variant (default 10)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the runs go (default {DEFAULT_OUT})")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
+                        help="variants to train (default: all)")
+    args = parser.parse_args(argv)
+    if args.minutes <= 0:
+        parser.error("--minutes must be positive")
+    results = args.out / "ablation.jsonl"
+    positions = evaluation.benchmarkPositions(STRONG.EVAL_POSITIONS, STRONG.SEED)
+    for name in args.variants:
+        run = trainFor(variantConfig(name, args.out), 60 * args.minutes, lambda text: print(text, flush=True))
+        row = {"variant": name, "minutes": args.minutes, "iterations": run.iteration,
+               "best_version": run.best_player_version, "positions": len(positions), "sims": run.cfg.EVAL_SIMS,
+               **scoreBest(run, positions)}
+        storage.append_line(results, json.dumps(row, sort_keys=True))
+        print(f"{name}: {row}", flush=True)
+    rows = readRows(results)
+    print(ablationTable(rows))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
