@@ -137,6 +137,9 @@ class Config:
     """Positions of the seeded benchmark set scored after each iteration (0 = off)."""
     EVAL_SIMS: int = 50
     """MCTS simulations the agent uses on that benchmark set."""
+    PLAY_SIMS: int = 0
+    """MCTS simulations of the agent a person plays or inspects (the notebook's play
+    cells, `make play`, `play.loadPlayer`); 0: MCTS_SIMS, as in the tutorial."""
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
@@ -182,7 +185,7 @@ class Config:
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT"]
         non_negative_ints = ["TURNS_UNTIL_TAU0", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT",
-                             "WORKERS"]
+                             "WORKERS", "PLAY_SIMS"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -347,7 +350,7 @@ STRONG = DEFAULT.replace(
     BATCH_SIZE=2048, FIT_BATCH_SIZE=128, TRAINING_LOOPS=4, LEARNING_RATE=0.02,
     LEARNING_RATE_SCHEDULE=[[97, 0.002]],
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
-    EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32,
+    EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=600,
     RUN_FOLDER="run_archive/connect4/run0001")
 """The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
 `cfg = config.STRONG` in the notebook).  What it changes, and why:
@@ -360,6 +363,7 @@ STRONG = DEFAULT.replace(
   batches with a lower learning rate, dropped tenfold at iteration 97 (where the
   shipped run's loss and benchmark mistakes had levelled off for 40 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
+- Against people it searches 600 simulations (PLAY_SIMS), as measured on Pons' sets.
 - It trains the project's shipped run in place: run_archive/connect4/run0001, the
   tutorial's archive format, which `initialise.py` and the play cells start from."""
 

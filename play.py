@@ -41,8 +41,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     version None: the run's best version (checkpoint.json) or, while that run has no
     trained version yet, the shipped agent (the best version of SHIPPED_RUN), said
     through `say`; 0: an untrained network; n: models/version000n.keras.  The network
-    is built with the run's own config.json (else `cfg`); `sims` overrides its
-    MCTS_SIMS (see `runs.versionPlayer`)."""
+    is built with the run's own config.json (else `cfg`); it searches `sims`
+    simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS)."""
     cfg = cfg or DEFAULT
     if version == -1 and not isinstance(version, bool):
         raise ValueError("version must be 0 (an untrained network) or a saved version number: -1 is a human, "
@@ -52,6 +52,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
         say(f"{folder} has no trained version yet: playing the shipped agent, version "
             f"{trainedVersion(SHIPPED_RUN)} of {SHIPPED_RUN} (trained with the strong preset).")
         folder = SHIPPED_RUN
+    if sims is None:
+        sims = runs.runConfig(folder, cfg).PLAY_SIMS or None
     return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=sims)
 
 

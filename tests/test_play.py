@@ -254,8 +254,11 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
     assert isinstance(player, Agent) and player.MCTSsimulations == 3
     assert player.config == tiny_cfg
     assert all(np.array_equal(a, b) for a, b in zip(player.model.model.get_weights(), saved.get_weights()))
-    assert play.loadPlayer(1, run_folder).MCTSsimulations == tiny_cfg.MCTS_SIMS
+    assert play.loadPlayer(1, run_folder).MCTSsimulations == tiny_cfg.MCTS_SIMS  # PLAY_SIMS 0: MCTS_SIMS
     assert storage.saved_versions(run_folder) == [1, 3]
+    storage.write_text(run_folder / "config.json", tiny_cfg.replace(PLAY_SIMS=tiny_cfg.MCTS_SIMS + 5).to_json())
+    assert play.loadPlayer(1, run_folder).MCTSsimulations == tiny_cfg.MCTS_SIMS + 5
+    assert play.loadPlayer(1, run_folder, sims=2).MCTSsimulations == 2
 
 
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):

@@ -21,7 +21,7 @@ def test_the_shipped_run_is_a_strong_preset_run_in_the_archive_format():
     folder = play.SHIPPED_RUN
     assert folder == STRONG.path("RUN_FOLDER") and folder.parent.name == "connect4"
     cfg = Config.from_json_file(storage.config_path(folder))
-    assert cfg.ROOT_SEARCH == STRONG.ROOT_SEARCH and cfg.HIDDEN_CNN_LAYERS == STRONG.HIDDEN_CNN_LAYERS
+    assert cfg == STRONG  # so `make train PRESET=strong` resumes it with the preset's own settings
     checkpoint = runs.readCheckpoint(folder)
     assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
     rows = runs.readMetrics(folder)
@@ -45,6 +45,6 @@ def test_a_run_without_a_trained_version_plays_the_shipped_agent_and_says_so(tmp
     said = []
     agent = play.loadPlayer(run_folder=tmp_path / "fresh", say=said.append)
     assert len(said) == 1 and "shipped agent" in said[0] and str(play.SHIPPED_RUN) in said[0]
-    assert agent.config.ROOT_SEARCH == STRONG.ROOT_SEARCH
+    assert agent.config.ROOT_SEARCH == STRONG.ROOT_SEARCH and agent.MCTSsimulations == STRONG.PLAY_SIMS
     untrained = play.loadPlayer(version=0, run_folder=tmp_path / "fresh", say=said.append)
     assert len(said) == 1 and untrained.config.ROOT_SEARCH == "puct"  # an explicit version is never replaced
