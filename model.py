@@ -25,7 +25,7 @@ import loggers  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT  # noqa: E402
 from game import networkInputs  # noqa: E402
-from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits  # noqa: E402, F401
+from loss import policyTargets, softmax_cross_entropy_with_logits  # noqa: E402
 
 
 class Gen_Model:
@@ -112,8 +112,8 @@ class Gen_Model:
 
     def read(self, game: str, run_number: int, version: int) -> keras.Model:
         """Load version `version` of archived run `run_number` (safe mode: no code runs)."""
-        return storage.load_model(storage.archived_run(self.archive_folder, game, run_number)
-                                  / "models" / storage.model_name(version))
+        return storage.load_model(storage.model_path(storage.archived_run(self.archive_folder, game, run_number),
+                                                     version))
 
     def setWeightsFrom(self, other: keras.Model) -> None:
         """Copy another model's weights (same architecture) into this network."""

@@ -9,7 +9,8 @@ import storage
 from agent import Agent
 from game import Game, GameState
 from memory import Memory
-from model import POLICY_NOT_LEGAL, Residual_CNN, policyTargets, softmax_cross_entropy_with_logits
+from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits
+from model import Residual_CNN
 
 
 def _layers_of(model, kind):
