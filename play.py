@@ -459,7 +459,7 @@ def main(argv=None, input_fn=None, output_fn=print) -> Match:
                         help="version to play (default: the run's best; 0: an untrained network)")
     parser.add_argument("--run-folder", default=None, help="run folder (default: the config's RUN_FOLDER)")
     parser.add_argument("--sims", type=_positive, default=None,
-                        help="MCTS simulations per agent move (default: the run's MCTS_SIMS)")
+                        help="MCTS simulations per agent move (default: the run's PLAY_SIMS; 0 there: its MCTS_SIMS)")
     parser.add_argument("--second", action="store_true", help="let the agent move first")
     args = parser.parse_args(argv)
     try:

@@ -3,8 +3,9 @@
     python run_notebook.py run.ipynb [--output run/run.executed.ipynb]
 
 The notebook reads its parameters from the environment: CONNECT4_ITERATIONS (training
-iterations; the README's `make train ITERATIONS=N` sets it) and CONNECT4_CONFIG (a JSON
-object of config values overriding the embedded defaults, e.g. for a tiny test run).
+iterations; the README's `make train ITERATIONS=N` sets it), CONNECT4_PRESET (the named
+configuration, `make train PRESET=strong`) and CONNECT4_CONFIG (a JSON object of config
+values overriding the embedded defaults, e.g. for a tiny test run).
 The executed notebook, with every output, is saved beside the run's files.
 """
 

@@ -8,8 +8,9 @@ chosen is a mistake (its win / draw / loss outcome for the player to move is wor
 than the best available), for the raw network (highest policy logit among legal
 moves) and for the MCTS agent (S simulations, no noise, most visited move), beside
 the published figures of AlphaZero.jl's trained MCTS player and a depth-5 minimax.
-The network is version N of the run folder (0, the default: an untrained network
-built from that run's config, or the default config when the folder holds no run).
+The network is version N of the run folder (default: the run's best version; 0, or a
+folder that holds no run: an untrained network built from that run's config, else the
+default config).
 """
 
 from __future__ import annotations
