@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             parser.error(f"version {version} never was the best version of {folder} (metrics.jsonl)")
         keras.utils.set_random_seed(cfg.SEED)
         player = runs.versionPlayer("curve", Game(), cfg, folder, version, mcts_simulations=sims)
-        scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), args.limit, PONS_FOLDER)
+        scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), args.limit, PONS_FOLDER,
+                              say=lambda text: print(f"  version {version}: {text}", flush=True))
         iteration, at = hours[version]
         row = {"version": version, "iteration": iteration, "hours": round(at, 3), "sims": sims, "limit": args.limit,
                "sets": {r["set"]: {"network": round(r["network"], 2), "agent": round(r["agent"], 2)}
