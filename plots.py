@@ -68,11 +68,23 @@ def plotMetrics(run_folder):
     return fig
 
 
+def _perVersion(rows: list[dict]) -> list[dict]:
+    """One curve row per version, the one scored on the most positions, in order of
+    training hours."""
+    chosen: dict[int, dict] = {}
+    for row in rows:
+        if row["version"] not in chosen or row["limit"] > chosen[row["version"]]["limit"]:
+            chosen[row["version"]] = row
+    return sorted(chosen.values(), key=lambda r: r["hours"])
+
+
 def plotCurve(run_folder):
     """The learning curve against hours of training: the mistake rates of the run's
     best version on its own benchmark set after each iteration (metrics.jsonl), and
-    on each of Pons' sets per scored version (curve.jsonl, written by `make curve`;
-    agent at the row's simulations).  The caller closes the figure."""
+    on each of Pons' sets per scored version (curve.jsonl, written by `make curve`):
+    the agent at the most simulations any row used, the raw network from every
+    version; a version scored more than once shows its largest sample.  The caller
+    closes the figure."""
     import matplotlib.pyplot as plt
 
     rows = runs.readMetrics(run_folder)
@@ -82,13 +94,15 @@ def plotCurve(run_folder):
         points = [(h, 100 * r[key]) for h, r in zip(hours, rows) if r[key] is not None]
         own_ax.plot([h for h, _ in points], [m for _, m in points], marker=".", label=label)
     own_ax.set_title("the run's benchmark set")
-    curve = sorted(runs.readCurve(run_folder), key=lambda r: r["hours"])
+    curve = runs.readCurve(run_folder)
+    sims = max((r["sims"] for r in curve), default=0)
+    agent, network = _perVersion([r for r in curve if r["sims"] == sims]), _perVersion(curve)
     for name in sorted({name for row in curve for name in row["sets"]}):
-        line = pons_ax.plot([r["hours"] for r in curve], [r["sets"][name]["agent"] for r in curve], marker="o",
+        line = pons_ax.plot([r["hours"] for r in agent], [r["sets"][name]["agent"] for r in agent], marker="o",
                             label=name)[0]
-        pons_ax.plot([r["hours"] for r in curve], [r["sets"][name]["network"] for r in curve], linestyle=":",
+        pons_ax.plot([r["hours"] for r in network], [r["sets"][name]["network"] for r in network], linestyle=":",
                      color=line.get_color())
-    pons_ax.set_title("Pons' sets: agent (solid), raw network (dotted)")
+    pons_ax.set_title(f"Pons' sets: agent at {sims} simulations (solid), raw network (dotted)")
     for ax in (own_ax, pons_ax):
         ax.set_xlabel("hours of training")
         ax.set_ylabel("% mistakes against perfect play")

@@ -28,13 +28,18 @@ def test_hours_add_up_the_iterations_and_versions_date_from_their_promotion():
 def test_the_curve_figure_reads_metrics_and_pons_rows(tmp_path):
     for row in (metricsRow(1, 2, 3600, 0.5), metricsRow(2, 3, 3600, 0.3)):
         storage.append_line(storage.metrics_path(tmp_path), json.dumps(row))
-    for version, hours, rate in ((2, 1.0, 30.0), (3, 2.0, 20.0)):
+    for version, hours, sims, limit, rate in ((3, 2.0, 600, 10, 20.0), (2, 1.0, 600, 10, 30.0),
+                                              (2, 1.0, 32, 10, 40.0), (3, 2.0, 600, 50, 18.0), (1, 0.0, 32, 10, 60.0)):
         storage.append_line(storage.curve_path(tmp_path), json.dumps(
-            {"version": version, "iteration": version - 1, "hours": hours, "sims": 32, "limit": 10,
+            {"version": version, "iteration": version - 1, "hours": hours, "sims": sims, "limit": limit,
              "sets": {"Test_L1_R1": {"network": rate + 5, "agent": rate}}}))
-    assert [row["version"] for row in runs.readCurve(tmp_path)] == [2, 3]
+    assert [row["version"] for row in runs.readCurve(tmp_path)] == [3, 2, 2, 3, 1]
     fig = plots.plotCurve(tmp_path)
     own, pons = fig.axes[:2]
     assert list(own.lines[0].get_xdata()) == [1.0, 2.0] and list(own.lines[0].get_ydata()) == [50.0, 30.0]
-    assert list(pons.lines[0].get_ydata()) == [30.0, 20.0] and list(pons.lines[1].get_ydata()) == [35.0, 25.0]
+    # the agent at the most simulations (600), per version its largest sample; the network from every version
+    assert list(pons.lines[0].get_xdata()) == [1.0, 2.0] and list(pons.lines[0].get_ydata()) == [30.0, 18.0]
+    assert list(pons.lines[1].get_xdata()) == [0.0, 1.0, 2.0]
+    assert list(pons.lines[1].get_ydata()) == [65.0, 35.0, 23.0]
+    assert "600 simulations" in pons.get_title()
     matplotlib.pyplot.close(fig)
