@@ -281,10 +281,11 @@ def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size:
         logger.info("network prior %s", " ".join(f"{probs[state.actionForColumn(c)]:5.2f}" for c in columns))
 
 
-def evaluateBest(run: runs.RunState, progress: str | None = None) -> dict[str, float]:
-    """Mistake rates of the best network on the run's benchmark set, against perfect
-    play: the raw network (argmax of its policy) and the agent (MCTS, EVAL_SIMS)."""
-    positions = run.benchmark()
+def evaluateBest(run: runs.RunState, progress: str | None = None, positions=None) -> dict[str, float]:
+    """Mistake rates of the best network on `positions` (default: the run's benchmark
+    set), against perfect play: the raw network (argmax of its policy) and the agent
+    (MCTS, EVAL_SIMS)."""
+    positions = run.benchmark() if positions is None else positions
     network = evaluation.mistakeRate(positions, evaluation.networkChooser(run.best_NN)).rate
     agent = evaluation.mistakeRate(positions, evaluation.agentChooser(run.best_NN, run.cfg, run.cfg.EVAL_SIMS,
                                                                       run.cfg.SEED), progress).rate
@@ -320,10 +321,11 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
     if len(run.memory) >= cfg.MIN_MEMORY_SIZE:
         start = time.perf_counter()
         lg.logger_main.info("--- retraining ---")
-        current_player.model.setLearningRate(cfg.learningRateAt(iteration))
+        learning_rate = cfg.learningRateAt(iteration)
+        current_player.model.setLearningRate(learning_rate)
         row.update(current_player.replay(run.memory.ltmemory,
                                          progress=f"iteration {iteration}: retraining" if progress else None),
-                   trained=True, learning_rate=cfg.learningRateAt(iteration))
+                   trained=True, learning_rate=learning_rate)
         run.saveCurrentNetwork()
         times["retrain"] = time.perf_counter() - start
         logMemorySample(run.memory, current_player, lg.logger_memory)

@@ -215,8 +215,7 @@ def promotionHours(rows: list[dict]) -> dict[int, tuple[int, float]]:
 def readCurve(folder) -> list[dict]:
     """The rows of a run's curve.jsonl: one per (version, simulations, positions) scored
     on Pons' sets (none before benchmarks/curve.py ran)."""
-    path = storage.curve_path(folder)
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return storage.read_json_lines(storage.curve_path(folder))
 
 
 def _networks(cfg: Config, folder: Path):

@@ -214,6 +214,13 @@ def append_line(path, line: str) -> None:
     write_text(path, old + line.rstrip("\n") + "\n")
 
 
+def read_json_lines(path) -> list:
+    """The values of a file of one JSON value per line (a measurement record such as
+    curve.jsonl); none if the file does not exist yet."""
+    path = Path(path)
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
 def read_json(path, what: str, way_out: str):
     """Parse a JSON file, or raise RunFileError naming it and `way_out`."""
     path = Path(path)

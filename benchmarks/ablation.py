@@ -66,14 +66,6 @@ def trainFor(cfg: Config, seconds: float, say) -> runs.RunState:
     return run
 
 
-def scoreBest(run: runs.RunState, positions) -> dict[str, float]:
-    """Mistake % of the run's best version on `positions`: agent (EVAL_SIMS) and network."""
-    network = evaluation.mistakeRate(positions, evaluation.networkChooser(run.best_NN)).rate
-    agent = evaluation.mistakeRate(positions, evaluation.agentChooser(run.best_NN, run.cfg, run.cfg.EVAL_SIMS,
-                                                                      run.cfg.SEED)).rate
-    return {"agent": round(100 * agent, 1), "network": round(100 * network, 1)}
-
-
 def ablationTable(rows: list[dict]) -> str:
     """One line per variant (latest row per variant and training time), with its
     difference to the strong preset's agent at the same time."""
@@ -86,10 +78,6 @@ def ablationTable(rows: list[dict]) -> str:
         lines.append(f"{name:<13} {minutes:>7g} {row['iterations']:>5} {row['best_version']:>4} {row['agent']:>7.1f} "
                      f"{row['network']:>6.1f} {delta}  {VARIANTS[name][0]}")
     return "\n".join(lines)
-
-
-def readRows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -105,12 +93,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     positions = evaluation.benchmarkPositions(STRONG.EVAL_POSITIONS, STRONG.SEED)
     for name in args.variants:
         run = trainFor(variantConfig(name, args.out), 60 * args.minutes, lambda text: print(text, flush=True))
+        rates = funcs.evaluateBest(run, positions=positions)
         row = {"variant": name, "minutes": args.minutes, "iterations": run.iteration,
                "best_version": run.best_player_version, "positions": len(positions), "sims": run.cfg.EVAL_SIMS,
-               **scoreBest(run, positions)}
+               "agent": round(100 * rates["mistake_rate"], 1), "network": round(100 * rates["network_mistake_rate"], 1)}
         storage.append_line(results, json.dumps(row, sort_keys=True))
         print(f"{name}: {row}", flush=True)
-    rows = readRows(results)
+    rows = storage.read_json_lines(results)
     print(ablationTable(rows))
     return rows
 
