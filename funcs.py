@@ -26,9 +26,9 @@ import gamelog
 import loggers as lg
 import runs
 import storage
-from agent import Agent, Resign, User, runTogether
+from agent import Agent, Resign, User, oneHot, runTogether
 from config import DEFAULT, PRESETS, Config, ConfigError
-from game import COLUMNS, Game, GameState, playerPiece
+from game import ACTION_SIZE, COLUMNS, Game, GameState, playerPiece
 from memory import Memory
 from runs import versionPlayer
 from thinking import Narrated
@@ -80,6 +80,8 @@ class Episode:
         evaluated; a resignation ends the game as a loss for the player to move."""
         if self.logger.isEnabledFor(_INFO):
             gamelog.logStart(self.logger, self.index + 1, self.names)
+        if self.noise:
+            self._playRandomOpening()
         while not self.done:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
             try:
@@ -90,6 +92,26 @@ class Episode:
                     gamelog.logResign(self.logger, self.index + 1, self.names[self.state.playerTurn])
                 return
             self._playMove(*move)
+
+    def _playRandomOpening(self) -> None:
+        """Self-play only: the game's first k moves, k drawn from 0..RANDOM_OPENING_MOVES
+        of the first player's config, are uniformly random legal moves, neither
+        searched nor stored (see `Config.RANDOM_OPENING_MOVES`).  The draws come from
+        the first player's per-game generator, so a game is the same wherever it is
+        played; with 0 nothing is drawn (the tutorial's games are unchanged)."""
+        player = self.players[1]
+        most = player.config.RANDOM_OPENING_MOVES
+        if most == 0:
+            return
+        for _ in range(int(player.rng.integers(most + 1))):
+            if self.done:
+                return
+            action = int(player.rng.choice(self.state.allowedActions))
+            if self.logger.isEnabledFor(_INFO):  # logged as a move with all its share on the column played
+                gamelog.logMove(self.logger, self.index + 1, self.names[self.state.playerTurn], self.state, action,
+                                oneHot(action, ACTION_SIZE), None, None)
+            self.state, self.value, self.done = self.state.takeAction(action)
+            self.turn += 1
 
     def __getstate__(self) -> dict:
         """A finished game travels from a Ray worker to the learner (workers.py)

@@ -149,6 +149,59 @@ def test_selfplay_memory_targets_are_z_for_the_player_to_move(tiny_model, tiny_c
         assert np.allclose(mirror["AV"], original["AV"].reshape(6, 7)[:, ::-1].ravel())
 
 
+def storedGames(memory: Memory) -> list[list[GameState]]:
+    """The positions memory holds, game by game (each stored with its mirror image
+    right after it; a game's positions have one stone more each, the next game starts
+    with fewer stones)."""
+    games: list[list[GameState]] = []
+    for row in list(memory.ltmemory)[::2]:
+        if not games or row["state"].stones != games[-1][-1].stones + 1:
+            games.append([])
+        games[-1].append(row["state"])
+    return games
+
+
+def test_random_opening_moves_are_played_in_selfplay_only_and_never_stored(tiny_model, tiny_cfg, tmp_path,
+                                                                           monkeypatch):
+    """Self-play with RANDOM_OPENING_MOVES=4: each game's first k moves (k from 0..4,
+    varying between games) are played unsearched and kept out of memory; the log
+    still holds them, so its replay reaches the game's real final position.  A
+    tournament with the same config starts every game with a search."""
+    cfg = tiny_cfg.replace(RANDOM_OPENING_MOVES=4)
+    agent = makeAgent("self", tiny_model, cfg, sims=4)
+    path = tmp_path / "selfplay.log"
+    logger = logging.getLogger("test.random.opening")
+    handler = logging.FileHandler(path)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        _, memory, _, _ = funcs.playMatches(agent, agent, 12, logger, 2, Memory(10_000))
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    games = replay.gamesFromLog(path)
+    stored = storedGames(memory)
+    assert len(games) == len(stored) == 12
+    openings = []
+    for game, positions in zip(games, stored):
+        final = GameState.fromMoves(game.moves)
+        assert final.isEndGame
+        opening = positions[0].stones
+        openings.append(opening)
+        assert [p.id for p in positions] == [GameState.fromMoves(game.moves[:n]).id
+                                              for n in range(opening, final.stones)]
+    assert set(openings) <= set(range(5)) and len(set(openings)) >= 3, openings
+
+    searched = []
+    act_steps = Agent.actSteps
+    monkeypatch.setattr(Agent, "actSteps", lambda self, state, tau, noise=False:
+                        searched.append(state.stones) or act_steps(self, state, tau, noise))
+    funcs.playMatches(makeAgent("one", tiny_model, cfg, 1, sims=4), makeAgent("two", tiny_model, cfg, 2, sims=4),
+                      4, quietLogger(), 0)
+    assert searched.count(0) == 4, "every tournament game begins with a searched move"
+
+
 def test_tournament_batches_per_network_and_alternates_colours(tiny_cfg):
     networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
     batch_sizes = {0: [], 1: []}
