@@ -265,6 +265,28 @@ def test_fit_on_a_fixed_batch_lowers_the_loss(fresh_model):
     assert history["value_head_loss"][-1] < history["value_head_loss"][0]
 
 
+def test_fit_takes_the_same_steps_as_keras_fit(tiny_cfg):
+    """With one mini-batch per epoch (so no shuffle order can differ), `fit`'s
+    train_on_batch steps and Keras `fit` end at the same weights and report the same
+    losses; a validation split is Keras fit's own."""
+    rows = list(_random_memory(48, seed=5).ltmemory)[:48]
+    results = []
+    for through_keras in (False, True):
+        keras.utils.set_random_seed(3)
+        network = Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42)
+        states, targets = network.trainingData(rows)
+        fit = network.model.fit if through_keras else network.fit
+        history = fit(states, targets, epochs=3, verbose=0, validation_split=0, batch_size=len(rows)).history
+        results.append((network.model.get_weights(), history))
+    (fast_weights, fast), (keras_weights, reference) = results
+    for name in ("loss", "value_head_loss", "policy_head_loss"):
+        np.testing.assert_allclose(fast[name], reference[name], rtol=1e-5)
+    for mine, theirs in zip(fast_weights, keras_weights):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-7)
+    validated = network.fit(states, targets, epochs=1, verbose=0, validation_split=0.25, batch_size=16).history
+    assert "val_loss" in validated
+
+
 def test_agent_replay_reads_the_loss_history(fresh_model, tiny_cfg):
     memory = _random_memory(tiny_cfg.BATCH_SIZE + 10, seed=6)
     cfg = tiny_cfg.replace(TRAINING_LOOPS=2)
