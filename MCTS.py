@@ -16,6 +16,8 @@ simulation.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import math
 
@@ -24,6 +26,38 @@ import numpy as np
 from game import GameState, columnOf, playerPiece
 
 _INFO = logging.INFO
+
+
+_collectionsEased = 0
+"""How many `fewerCollections` blocks are open (only the outermost one acts)."""
+
+
+@contextlib.contextmanager
+def fewerCollections(threshold: int = 50_000):
+    """Run searches with Python's cyclic garbage collector scanning far less often.
+
+    A search allocates hundreds of thousands of small objects (nodes, edges, states);
+    every 700 allocations start a collection, and every full one walks all live
+    objects, the millions of TensorFlow's and Keras' modules among them: it took
+    about half the search's time.  Inside the block the objects that already exist
+    are frozen (left out of every collection; `gc.freeze`) and a collection starts
+    every `threshold` allocations; on leaving, both are undone.  Trees are still
+    collected, only in larger batches.  Measured (benchmarks/selfplay.py step 2,
+    search alone): 11,126-16,324 leaves/s before, 20,534-29,117 with it."""
+    global _collectionsEased
+    outermost = _collectionsEased == 0
+    _collectionsEased += 1
+    old = gc.get_threshold()
+    if outermost:
+        gc.freeze()
+        gc.set_threshold(threshold, *old[1:])
+    try:
+        yield
+    finally:
+        _collectionsEased -= 1
+        if outermost:
+            gc.set_threshold(*old)
+            gc.unfreeze()
 
 
 class Node:

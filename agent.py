@@ -22,7 +22,7 @@ from boards import boardText, sideText
 from config import DEFAULT, Config
 from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, legalMasks, playerPiece
 from memory import mergedRows
-from MCTS import MCTS, Node, completedQ, halvingVisits, improvedPolicy, sigma
+from MCTS import MCTS, Node, completedQ, fewerCollections, halvingVisits, improvedPolicy, sigma
 
 Evaluation = tuple[float, list[float]]
 """(value for the player to move, prior probabilities over the 42 actions)."""
@@ -52,12 +52,13 @@ def evaluationsOf(states: list[GameState], values: np.ndarray, logits: np.ndarra
 def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[Evaluation]]):
     """Drive a search generator to its end, evaluating each leaf as it is asked for;
     returns the generator's result."""
-    try:
-        request = next(steps)
-        while True:
-            request = steps.send(evaluate([request])[0])
-    except StopIteration as stop:
-        return stop.value
+    with fewerCollections():
+        try:
+            request = next(steps)
+            while True:
+                request = steps.send(evaluate([request])[0])
+        except StopIteration as stop:
+            return stop.value
 
 
 def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"], lanes: int | None = None) -> list:
@@ -72,7 +73,8 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
     are handed back and its searches run on to their next leaves.  So the search
     (Python, one core) and the network (the other core) work at the same time.  Each
     generator runs the sequential search: only the network calls are shared, and the
-    lanes change only which calls share a batch."""
+    lanes change only which calls share a batch.  The garbage collector is eased
+    meanwhile (`MCTS.fewerCollections`)."""
     results: list = [None] * len(searches)
     pending: dict[int, GameState] = {}
 
@@ -94,21 +96,22 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
     def deferred(player: Agent, states: list[GameState]):
         return lambda: player.evaluateStates(states)
 
-    for i in range(len(searches)):
-        resume(i, None)
-    if lanes is None:
-        lanes = min((playerOf(i).model.currentEngine().lanes for i in pending), default=1)
-    start = Agent.evaluateStatesAsync if lanes > 1 else deferred  # one lane: nothing to overlap
-    lanes_ = [lane for lane in (list(range(k, len(searches), lanes)) for k in range(lanes)) if lane]
-    inflight = [submit(lane) for lane in lanes_]
-    while any(inflight):
-        for k, lane in enumerate(lanes_):
-            if inflight[k]:
-                for group, collect in inflight[k]:
-                    for i, evaluation in zip(group, collect()):
-                        resume(i, evaluation)
-                inflight[k] = submit(lane)
-    return results
+    with fewerCollections():
+        for i in range(len(searches)):
+            resume(i, None)
+        if lanes is None:
+            lanes = min((playerOf(i).model.currentEngine().lanes for i in pending), default=1)
+        start = Agent.evaluateStatesAsync if lanes > 1 else deferred  # one lane: nothing to overlap
+        lanes_ = [lane for lane in (list(range(k, len(searches), lanes)) for k in range(lanes)) if lane]
+        inflight = [submit(lane) for lane in lanes_]
+        while any(inflight):
+            for k, lane in enumerate(lanes_):
+                if inflight[k]:
+                    for group, collect in inflight[k]:
+                        for i, evaluation in zip(group, collect()):
+                            resume(i, evaluation)
+                    inflight[k] = submit(lane)
+        return results
 
 
 class User:

@@ -7,6 +7,7 @@ at the leaf; Agent.act's value and NN value are for the player to move at the ro
 
 from __future__ import annotations
 
+import gc
 import io
 import logging
 
@@ -16,7 +17,7 @@ import pytest
 import MCTS as mcts_module
 from agent import Agent, policyFromLogits, runSerially
 from game import CELLS, GameState, legalMasks
-from MCTS import MCTS, Node
+from MCTS import MCTS, Node, fewerCollections
 from model import Residual_CNN
 
 
@@ -443,3 +444,24 @@ def test_gumbel_search_without_sampling_is_deterministic_and_with_it_varies(tiny
     greedy = {gumbel_agent(tiny_model, tiny_cfg, 8, seed).act(state, tau=0)[0] for seed in range(6)}
     sampled = {gumbel_agent(tiny_model, tiny_cfg, 8, seed).act(state, tau=1)[0] for seed in range(12)}
     assert len(greedy) == 1 and len(sampled) > 1
+
+
+def test_searches_ease_the_garbage_collector_and_restore_it(tiny_model, tiny_cfg):
+    """While a search runs, the collector starts rarely and leaves the objects that
+    existed before it alone (frozen); afterwards both are as they were, also when the
+    search fails, and a nested block leaves the outer one's settings in place."""
+    before = gc.get_threshold()
+    seen = []
+    agent = Agent("a", 84, 42, 4, 1.0, tiny_model, tiny_cfg)
+    evaluate = agent.evaluateStates
+    agent.evaluateStates = lambda states: seen.append((gc.get_threshold()[0], gc.get_freeze_count())) or evaluate(states)
+    agent.act(GameState.initial(), 0)
+    assert seen and all(threshold > before[0] and frozen > 0 for threshold, frozen in seen)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError):
+        with fewerCollections():
+            with fewerCollections():
+                pass
+            assert gc.get_threshold()[0] > before[0] and gc.get_freeze_count() > 0
+            raise RuntimeError("a search failed")
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
