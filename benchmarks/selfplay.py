@@ -10,9 +10,11 @@ Prints, from one run on the default configuration:
    the most any engine could give self-play;
 3. self-play (positions evaluated per second, games per second) with the TensorFlow
    engine and with the `auto` engine, the same games;
-4. the ratio of self-play (auto) to the best engine's network-alone rate on exactly
-   the calls self-play (auto) made (same batch sizes, in order; they shrink as games
-   end), and the speed-up of self-play (auto) over self-play (TensorFlow);
+4. every engine's network-alone rate on exactly the calls self-play (auto) made (same
+   batch sizes, in order; they shrink as games end); the ratio of self-play (auto) to
+   the best engine alone on its calls, measured twice side by side (self-play, then
+   at once the replay of its calls); and the speed-up of self-play (auto) over
+   self-play (TensorFlow);
 5. the tutorial's design: a single-position Keras `model.predict`, and the speed-up of
    self-play (auto) over it;
 6. the wall time of the first two default iterations of a new run with the `auto`
@@ -131,6 +133,17 @@ def selfplay(net, cfg: Config) -> tuple[int, float]:
     return net.positionsEvaluated - before, time.perf_counter() - start
 
 
+def sideBySide(played, alone, cfg: Config) -> tuple[float, float]:
+    """(self-play positions/s with network `played`, network `alone`'s positions/s on
+    exactly the calls that self-play made), measured one right after the other: this
+    machine's speed drifts within a run (a virtual machine whose host takes CPU time),
+    so a ratio is only fair between figures taken side by side."""
+    sizes = recordBatchSizes(played)
+    positions, seconds = selfplay(played, cfg)
+    del played.predict  # back to the class's predict
+    return positions / seconds, sum(sizes) / secondsForBatches(alone, list(sizes))
+
+
 def tutorialSecondsPerPosition(net, calls: int = 30) -> float:
     """The tutorial's way: Keras `model.predict` on one position at a time."""
     x = np.zeros((1, *INPUT_SHAPE), dtype=np.float32)
@@ -181,7 +194,10 @@ def main() -> None:
     rate = positions / seconds
     print(f"4. network alone on self-play (auto)'s {len(calls)} calls (mean batch {np.mean(calls):.1f}): "
           + ", ".join(f"{e} {p} {r:.0f}/s" for (e, p), r in limits.items()))
-    print(f"   self-play (auto) / best engine ({best[0]} {best[1]}) alone on those calls: {rate / limits[best]:.2f}")
+    ratios = [sideBySide(nets[auto], nets[best], cfg) for _ in range(2)]
+    print(f"   self-play (auto), then at once the best engine ({best[0]} {best[1]}) alone on its calls, twice: "
+          + ", ".join(f"{played:.0f}/s vs {alone:.0f}/s = {played / alone:.2f}" for played, alone in ratios)
+          + f"; mean ratio {np.mean([played / alone for played, alone in ratios]):.2f}")
     print(f"   self-play (auto) / self-play (tensorflow): {rate / (tf_positions / tf_seconds):.2f}x")
     tutorial = tutorialSecondsPerPosition(nets["tensorflow", "f32"])
     print(f"5. tutorial design (model.predict, one position): {tutorial * 1000:.1f} ms/position = "
