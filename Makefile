@@ -1,7 +1,6 @@
 # Two commands for a fresh machine (each sets up .venv/ by itself):
 #   make train ITERATIONS=3   train from the notebook, headless, default config
-#                             (PRESET=strong: the strong preset, which trains the shipped run;
-#                              PRESET=strong-openings: with random self-play openings, run0002)
+#                             (PRESET=strong: the strong preset, which trains the shipped run)
 #   make test                 run the test suite
 PYTHON ?= python3
 VENV := .venv

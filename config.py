@@ -190,8 +190,8 @@ class Config:
         positive_ints = ["GUMBEL_SAMPLED_ACTIONS", "EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT"]
-        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT",
-                             "WORKERS", "PLAY_SIMS"]
+        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS",
+                             "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -200,6 +200,9 @@ class Config:
                 raise ConfigError(f"{name} must be positive, got {value}")
             if value < 0:
                 raise ConfigError(f"{name} must not be negative, got {value}")
+        if self.RANDOM_OPENING_MOVES > 20:
+            raise ConfigError(f"RANDOM_OPENING_MOVES must be at most 20 (games of random moves teach nothing; "
+                              f"a random game is often over by then), got {self.RANDOM_OPENING_MOVES}")
         if self.SEED >= 2**31:
             raise ConfigError(f"SEED must be below 2**31 (numpy seeds are 32-bit), got {self.SEED}")
         for name in ["CPUCT", "EPSILON", "ALPHA", "REG_CONST", "LEARNING_RATE", "MOMENTUM",
@@ -352,38 +355,33 @@ DEFAULT = Config()
 
 STRONG = DEFAULT.replace(
     ROOT_SEARCH="gumbel", MCTS_SIMS=32, GUMBEL_SAMPLED_ACTIONS=16, EPISODES=128, TURNS_UNTIL_TAU0=12,
+    RANDOM_OPENING_MOVES=8,
     VALUE_TARGET_Q_WEIGHT=0.5, MERGE_DUPLICATES=True, MEMORY_SIZE=100_000, MIN_MEMORY_SIZE=2048,
     BATCH_SIZE=2048, FIT_BATCH_SIZE=128, TRAINING_LOOPS=4, LEARNING_RATE=0.02,
-    LEARNING_RATE_SCHEDULE=[[97, 0.002]],
+    LEARNING_RATE_SCHEDULE=[[150, 0.002]],
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
     EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=600,
-    RUN_FOLDER="run_archive/connect4/run0001")
+    RUN_FOLDER="run_archive/connect4/run0002")
 """The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
 `cfg = config.STRONG` in the notebook).  What it changes, and why:
 - Gumbel AlphaZero root search with 32 simulations: it improves the policy with few
-  simulations, where PUCT needs hundreds; the first 12 moves of a self-play game are
-  sampled through the Gumbel draws, later ones are the search's best.
-- 128 self-play games per iteration: two lanes of 64 keep the network's batches large.
+  simulations, where PUCT needs hundreds; the first 12 moves of a self-play game
+  (random opening moves included) are random or sampled through the Gumbel draws,
+  later ones are the search's best.
+- Each self-play game starts with 0 to 8 uniformly random moves, neither searched nor
+  stored (RANDOM_OPENING_MOVES): without them the first shipped run (run0001) played
+  the same few openings (its memory of 100,000 positions held 16,122 distinct ones,
+  9 at ply 2) and stopped improving on varied positions after 1.2 hours; with them
+  the run reached in 1.1 hours what run0001 had not in 3 (README).
+- 128 self-play games per iteration: large network batches.
 - Value target half game result, half search value; duplicate positions merged.
 - A smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training
-  batches with a lower learning rate, dropped tenfold at iteration 97 (where the
-  shipped run's loss and benchmark mistakes had levelled off for 40 iterations).
+  batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.5
+  hours in; run0001's drop, after 40 flat iterations at 1.9 hours, helped at once).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
 - Against people it searches 600 simulations (PLAY_SIMS), as measured on Pons' sets.
-- It trains the project's shipped run in place: run_archive/connect4/run0001, the
+- It trains the project's shipped run in place: run_archive/connect4/run0002, the
   tutorial's archive format, which `initialise.py` and the play cells start from."""
 
-STRONG_OPENINGS = STRONG.replace(RANDOM_OPENING_MOVES=8, LEARNING_RATE_SCHEDULE=[[150, 0.002]],
-                                 RUN_FOLDER="run_archive/connect4/run0002")
-"""The strong preset with random self-play openings (`make train PRESET=strong-openings`),
-training its own run, run_archive/connect4/run0002, from nothing.  Why: the shipped
-run's memory of 100,000 positions held only 16,122 distinct ones (9 at ply 2, 619 at
-ply 24): its self-play repeats a few openings, and its own benchmark figures stopped
-improving after 1.2 hours.  So each self-play game here starts with 0 to 8 uniformly
-random moves (RANDOM_OPENING_MOVES).  Its iterations are faster (about 35 s against
-the shipped run's 50-70 s), so its learning rate drops tenfold at iteration 150
-instead of 97, about 1.5 hours in: in the shipped run the drop came after 40 flat
-iterations, at 1.9 hours, and helped at once."""
-
-PRESETS = {"default": DEFAULT, "strong": STRONG, "strong-openings": STRONG_OPENINGS}
+PRESETS = {"default": DEFAULT, "strong": STRONG}
 """The named configurations (`make train PRESET=name`)."""

@@ -95,14 +95,15 @@ class Episode:
 
     def _playRandomOpening(self) -> None:
         """Self-play only: the game's first k moves, k drawn from 0..RANDOM_OPENING_MOVES
-        of the first player's config, are uniformly random legal moves, neither
-        searched nor stored (see `Config.RANDOM_OPENING_MOVES`).  The draws come from
+        of the first player's config (an agent), are uniformly random legal moves,
+        neither searched nor stored (see `Config.RANDOM_OPENING_MOVES`); a game these
+        moves finish ends there, with nothing stored.  The draws come from
         the first player's per-game generator, so a game is the same wherever it is
         played; with 0 nothing is drawn (the tutorial's games are unchanged)."""
         player = self.players[1]
-        most = player.config.RANDOM_OPENING_MOVES
-        if most == 0:
+        if not isinstance(player, Agent) or player.config.RANDOM_OPENING_MOVES == 0:
             return
+        most = player.config.RANDOM_OPENING_MOVES
         for _ in range(int(player.rng.integers(most + 1))):
             if self.done:
                 return
@@ -112,6 +113,8 @@ class Episode:
                                 oneHot(action, ACTION_SIZE), None, None)
             self.state, self.value, self.done = self.state.takeAction(action)
             self.turn += 1
+        if self.done:
+            self.state.render(self.logger)
 
     def __getstate__(self) -> dict:
         """A finished game travels from a Ray worker to the learner (workers.py)

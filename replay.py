@@ -119,20 +119,28 @@ def gamesFromMemory(path) -> list[Replay]:
 
     Memory holds each position before a move, then its mirror image, with the
     search's visit distribution (AV) and the final result for the player to move.  A
-    game's positions follow each other with one more stone; a new game starts where
-    the stone count drops.  Of each position and its mirror, the one the previous
-    position leads to is kept, and the move between them is recovered; a game's last
-    move is not stored (its frame has action None)."""
+    row belongs to the game before it when it is the mirror image of that game's last
+    position or one move after one of its last two rows; otherwise a new game starts
+    (games that begin with random opening moves start anywhere, not always from fewer
+    stones).  Of each position and its mirror, the one the previous position leads
+    to is kept, and the move between them is recovered; a game's last move is not
+    stored (its frame has action None)."""
     memory = Memory.load(path, sys.maxsize)
     games: list[list] = []
-    previous_stones = math.inf
     for row in memory.ltmemory:
-        stones = row["state"].stones
-        if stones < previous_stones:
+        if not games or not _continues(games[-1], row["state"]):
             games.append([])
         games[-1].append(row)
-        previous_stones = stones
     return [_replayFromRows(str(path), number, rows) for number, rows in enumerate(games, start=1)]
+
+
+def _continues(rows: list[dict], state: GameState) -> bool:
+    """Whether `state` goes on the game whose memory rows so far are `rows` (see
+    `gamesFromMemory`)."""
+    last = rows[-1]["state"]
+    if state.id == last.mirrored().id:
+        return True
+    return any(_moveBetween(row["state"], state) is not None for row in rows[-2:])
 
 
 def _replayFromRows(source: str, number: int, rows: list[dict]) -> Replay:

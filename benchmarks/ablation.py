@@ -4,14 +4,13 @@ time for each, mistakes against perfect play on the project's own benchmark set.
 Run: make ablation   (or: .venv/bin/python benchmarks/ablation.py [--minutes M]
                       [--out F] [--variants strong puct ...])
 
-Each variant is the strong preset with one lever switched off (or, for a lever under
-trial, switched on).  It trains a new run from nothing in OUT/<variant> (resumed if
-the folder holds one: runs are crash-safe) until its iterations' phase times
-(self-play, retraining, tournament, saving) add up to M minutes; per-iteration
-evaluation is off, so it costs no training time.  Then its
-best version is scored on the strong preset's benchmark set (EVAL_POSITIONS seeded
-positions, the set the shipped run's metrics use): the MCTS agent at EVAL_SIMS and the
-raw network.  One row per variant is appended to OUT/ablation.jsonl; the table printed
+Each variant is the strong preset with one lever switched off.  It trains a new run
+from nothing in OUT/<variant> (resumed if the folder holds one: runs are crash-safe)
+until its iterations' phase times (self-play, retraining, tournament, saving) add up
+to M minutes; per-iteration evaluation is off, so it costs no training time.  Then
+its best version is scored on the strong preset's benchmark set (EVAL_POSITIONS
+seeded positions, the set the shipped run's metrics use): the MCTS agent at
+EVAL_SIMS and the raw network.  One row per variant is appended to OUT/ablation.jsonl; the table printed
 is every row there.  Only one variant trains at a time (the machine's cores are the
 resource being shared out equally).
 """
@@ -30,7 +29,7 @@ import funcs  # noqa: E402
 import loggers as lg  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import DEFAULT, PROJECT_ROOT, STRONG, STRONG_OPENINGS, Config  # noqa: E402
+from config import DEFAULT, PROJECT_ROOT, STRONG, Config  # noqa: E402
 
 VARIANTS = {
     "strong": ("the strong preset, every lever on", {}),
@@ -38,8 +37,8 @@ VARIANTS = {
     "z-only": ("value target: game result only (no search value)", {"VALUE_TARGET_Q_WEIGHT": 0.0}),
     "no-merge": ("duplicate positions not merged", {"MERGE_DUPLICATES": False}),
     "tutorial-net": ("the tutorial's network (6 x 75 filters 4x4)", {"HIDDEN_CNN_LAYERS": DEFAULT.HIDDEN_CNN_LAYERS}),
-    "random-openings": ("self-play games start with 0-8 random moves (a lever added, as in the strong-openings preset)",
-                        {"RANDOM_OPENING_MOVES": STRONG_OPENINGS.RANDOM_OPENING_MOVES}),
+    "no-random-openings": ("self-play games start from the empty board (no random opening moves)",
+                           {"RANDOM_OPENING_MOVES": 0}),
 }
 """name -> (what it changes, the config changes from the strong preset)."""
 

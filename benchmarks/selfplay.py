@@ -139,8 +139,10 @@ def sideBySide(played, alone, cfg: Config) -> tuple[float, float]:
     machine's speed drifts within a run (a virtual machine whose host takes CPU time),
     so a ratio is only fair between figures taken side by side."""
     sizes = recordBatchSizes(played)
-    positions, seconds = selfplay(played, cfg)
-    del played.predict  # back to the class's predict
+    try:
+        positions, seconds = selfplay(played, cfg)
+    finally:
+        del played.predict  # back to the class's predict
     return positions / seconds, sum(sizes) / secondsForBatches(alone, list(sizes))
 
 

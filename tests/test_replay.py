@@ -52,6 +52,29 @@ def test_selfplay_games_replay_alike_from_memory_and_from_the_log(agent, tiny_cf
         assert logged.frames[-1].state.isEndGame and logged.frames[0].search_value is not None
 
 
+def test_games_with_random_openings_replay_one_by_one_from_memory(tiny_cfg, tiny_model, tmp_path):
+    """Games that start after random opening moves start from any number of stones:
+    memory's replay still tells them apart (none merged with the game before it)
+    and each is the logged game from its first searched move on."""
+    cfg = tiny_cfg.replace(RANDOM_OPENING_MOVES=6)
+    player = Agent("agent", 84, 42, 4, cfg.CPUCT, tiny_model, cfg)
+    log = _loggingTo(tmp_path, cfg, "main")
+    memory = Memory(10_000)
+    try:
+        funcs.playMatches(player, player, 10, lg.logger_main, 2, memory)
+    finally:
+        lg.disable_all()
+    memory.save(tmp_path / "memory.npz")
+    from_memory = gamesFromMemory(tmp_path / "memory.npz")
+    from_log = gamesFromLog(log)
+    assert len(from_memory) == len(from_log) == 10
+    openings = [kept.frames[0].state.stones for kept in from_memory]
+    assert len(set(openings)) > 1, openings
+    for kept, logged, opening in zip(from_memory, from_log, openings):
+        assert kept.frames[0].state.id == logged.frames[opening].state.id
+        assert kept.moves == logged.moves[opening:-1]
+
+
 def test_memory_replay_follows_a_game_stored_mirrored_first(tmp_path):
     moves = "4453"
     memory = Memory(100)

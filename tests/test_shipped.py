@@ -1,4 +1,4 @@
-"""The agent shipped with the project (run_archive/connect4/run0001, trained by the
+"""The agent shipped with the project (run_archive/connect4/run0002, trained by the
 strong preset): it loads safely, it is trained, and players fall back to it."""
 
 from __future__ import annotations
