@@ -25,16 +25,21 @@ def _loggingTo(tmp_path, cfg, name):
     return tmp_path / "logs" / f"logger_{name}.log"
 
 
-def test_selfplay_games_replay_alike_from_memory_and_from_the_log(agent, tiny_cfg, tmp_path):
-    log = _loggingTo(tmp_path, tiny_cfg, "main")
+def _selfplayReplays(player, cfg, games: int, turns_until_tau0: int, tmp_path):
+    """Self-play `games` games with the main log on; returns (memory, the games
+    replayed from the saved memory, the games replayed from the log)."""
+    log = _loggingTo(tmp_path, cfg, "main")
     memory = Memory(10_000)
     try:
-        funcs.playMatches(agent, agent, 3, lg.logger_main, 10, memory)
+        funcs.playMatches(player, player, games, lg.logger_main, turns_until_tau0, memory)
     finally:
         lg.disable_all()
     memory.save(tmp_path / "memory.npz")
-    from_memory = gamesFromMemory(tmp_path / "memory.npz")
-    from_log = gamesFromLog(log)
+    return memory, gamesFromMemory(tmp_path / "memory.npz"), gamesFromLog(log)
+
+
+def test_selfplay_games_replay_alike_from_memory_and_from_the_log(agent, tiny_cfg, tmp_path):
+    memory, from_memory, from_log = _selfplayReplays(agent, tiny_cfg, 3, 10, tmp_path)
     assert len(from_memory) == len(from_log) == 3
     rows = iter(memory.ltmemory)
     for kept, logged in zip(from_memory, from_log):
@@ -58,15 +63,7 @@ def test_games_with_random_openings_replay_one_by_one_from_memory(tiny_cfg, tiny
     and each is the logged game from its first searched move on."""
     cfg = tiny_cfg.replace(RANDOM_OPENING_MOVES=6)
     player = Agent("agent", 84, 42, 4, cfg.CPUCT, tiny_model, cfg)
-    log = _loggingTo(tmp_path, cfg, "main")
-    memory = Memory(10_000)
-    try:
-        funcs.playMatches(player, player, 10, lg.logger_main, 2, memory)
-    finally:
-        lg.disable_all()
-    memory.save(tmp_path / "memory.npz")
-    from_memory = gamesFromMemory(tmp_path / "memory.npz")
-    from_log = gamesFromLog(log)
+    _, from_memory, from_log = _selfplayReplays(player, cfg, 10, 2, tmp_path)
     assert len(from_memory) == len(from_log) == 10
     openings = [kept.frames[0].state.stones for kept in from_memory]
     assert len(set(openings)) > 1, openings
