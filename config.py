@@ -63,7 +63,7 @@ class Config:
     from 0..RANDOM_OPENING_MOVES: those moves are neither searched nor stored, so
     the games (and memory) cover many more positions than the search's own, nearly
     fixed, openings.  Only the rules are used.  0 (the tutorial): every move is
-    searched.  Tournaments and play against people never use it."""
+    searched; at most 20.  Tournaments and play against people never use it."""
     CPUCT: float = 1.0
     """Exploration constant of the PUCT selection rule."""
     EPSILON: float = 0.2
