@@ -103,18 +103,14 @@ class Episode:
         player = self.players[1]
         if not isinstance(player, Agent) or player.config.RANDOM_OPENING_MOVES == 0:
             return
-        most = player.config.RANDOM_OPENING_MOVES
-        for _ in range(int(player.rng.integers(most + 1))):
+        for _ in range(int(player.rng.integers(player.config.RANDOM_OPENING_MOVES + 1))):
             if self.done:
                 return
             action = int(player.rng.choice(self.state.allowedActions))
             if self.logger.isEnabledFor(_INFO):  # logged as a move with all its share on the column played
                 gamelog.logMove(self.logger, self.index + 1, self.names[self.state.playerTurn], self.state, action,
                                 oneHot(action, ACTION_SIZE), None, None)
-            self.state, self.value, self.done = self.state.takeAction(action)
-            self.turn += 1
-        if self.done:
-            self.state.render(self.logger)
+            self._advance(action)
 
     def __getstate__(self) -> dict:
         """A finished game travels from a Ray worker to the learner (workers.py)
@@ -129,10 +125,15 @@ class Episode:
         if self.logger.isEnabledFor(_INFO):
             gamelog.logMove(self.logger, self.index + 1, self.names[state.playerTurn], state, action, pi,
                             mcts_value, nn_value)
-        self.state, self.value, self.done = state.takeAction(action)
+        self._advance(action)
+
+    def _advance(self, action: int) -> None:
+        """Play `action` on the board (the final board goes to the log)."""
+        self.state, self.value, self.done = self.state.takeAction(action)
         self.turn += 1
         if self.done:
             self.state.render(self.logger)
+
 
 def matchSeed(player1) -> int:
     """The base seed of a match's per-episode seeds (`episodeSeed`): the next draw of
