@@ -176,6 +176,26 @@ def benchmarkPositions(n: int = DEFAULT.EVAL_POSITIONS, seed: int = 0,
 
 
 # -- Pascal Pons' position sets ------------------------------------------------------------------
+PONS_SETS = {
+    "Test_L3_R1": ("end", "easy", 0.0, 1.4),
+    "Test_L2_R1": ("middle", "easy", 0.0, 0.7),
+    "Test_L2_R2": ("middle", "medium", 2.5, 9.2),
+    "Test_L1_R1": ("begin", "easy", 0.0, 1.7),
+    "Test_L1_R2": ("begin", "medium", 2.0, 7.3),
+    "Test_L1_R3": ("begin", "hard", 7.0, 23.5),
+}
+"""Set file -> (stage, difficulty, AlphaZero.jl's MCTS mistake %, depth-5 minimax's
+mistake %): the published reference figures on each set."""
+
+
+def ponsLabel(name: str) -> str:
+    """'Test_L1_R3' -> 'begin-hard (minimax 23.5%)'; other names as they are."""
+    if name not in PONS_SETS:
+        return name
+    stage, difficulty, _, minimax = PONS_SETS[name]
+    return f"{stage}-{difficulty} (minimax {minimax}%)"
+
+
 def loadPonsSet(path, limit: int | None = None) -> list[tuple[GameState, int]]:
     """(position, score) from a file of lines 'moves score' (moves in columns 1..7,
     first player first; score for the player to move), at most `limit` of them."""

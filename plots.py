@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import evaluation
 import runs
 import storage
 
@@ -99,7 +100,7 @@ def plotCurve(run_folder):
     agent, network = _perVersion([r for r in curve if r["sims"] == sims]), _perVersion(curve)
     for name in sorted({name for row in curve for name in row["sets"]}):
         line = pons_ax.plot([r["hours"] for r in agent], [r["sets"][name]["agent"] for r in agent], marker="o",
-                            label=name)[0]
+                            label=evaluation.ponsLabel(name))[0]
         pons_ax.plot([r["hours"] for r in network], [r["sets"][name]["network"] for r in network], linestyle=":",
                      color=line.get_color())
     pons_ax.set_title(f"Pons' sets: agent at {sims} simulations (solid), raw network (dotted)")

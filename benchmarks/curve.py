@@ -2,14 +2,16 @@
 training, version by version.
 
 Run: make curve   (or: .venv/bin/python benchmarks/curve.py [--run-folder F]
-                   [--versions 3 7 12] [--sims S] [--limit L])
+                   [--versions 3 7 12] [--sims S] [--limit L] [--plot PNG] [--no-scoring])
 
 For each saved version of the run (default: every version the folder holds that has
 no figures yet at these settings), scores the raw network and the MCTS agent (S
 simulations) on the six sets (L positions each), and appends one row per version to
 the run's `curve.jsonl`.  Each row carries the training time the version had had when
 it became the best: the sum of the phase times of the run's iterations up to its
-promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far.
+promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far;
+`--plot` also saves its figure (`plots.plotCurve`, the README's), and `--no-scoring`
+only prints and draws what is there.
 Training never reads these files: they are measurement only.
 """
 
@@ -24,8 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import keras  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
 from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
 
+import plots  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from config import STRONG  # noqa: E402
@@ -54,13 +58,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="versions to score (default: every saved version without figures yet)")
     parser.add_argument("--sims", type=int, default=None, help="agent simulations (default: the run's MCTS_SIMS)")
     parser.add_argument("--limit", type=int, default=1000, help="positions per set (default: all 1000)")
+    parser.add_argument("--plot", type=Path, default=None, help="also save the curve's figure to this PNG file")
+    parser.add_argument("--no-scoring", action="store_true", help="score nothing: print (and plot) the curve as it is")
     args = parser.parse_args(argv)
     folder = args.run_folder
     cfg = runs.runConfig(folder)
     sims = args.sims or cfg.MCTS_SIMS
     hours = runs.promotionHours(runs.readMetrics(folder))
     done = {(r["version"], r["sims"], r["limit"]) for r in runs.readCurve(folder)}
-    versions = args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]
+    versions = [] if args.no_scoring else args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]
     for version in versions:
         if version not in hours:
             parser.error(f"version {version} never was the best version of {folder} (metrics.jsonl)")
@@ -77,7 +83,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
               + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
     rows = runs.readCurve(folder)
     print(curveTable(rows))
+    if args.plot:
+        savePlot(folder, args.plot)
     return rows
+
+
+def savePlot(folder: Path, path: Path) -> None:
+    """The run's learning-curve figure, written to the PNG file `path`."""
+    fig = plots.plotCurve(folder)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    print(f"figure saved to {path}")
 
 
 if __name__ == "__main__":

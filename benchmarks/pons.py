@@ -25,22 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import keras  # noqa: E402
 
 import evaluation  # noqa: E402
+from evaluation import PONS_SETS  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT, PROJECT_ROOT, ConfigError  # noqa: E402
 from game import Game  # noqa: E402
 
 PONS_FOLDER = PROJECT_ROOT.parent / "shared" / "pons"
-
-# file -> (stage, difficulty, AlphaZero.jl MCTS mistake %, depth-5 minimax mistake %)
-PONS_SETS = {
-    "Test_L3_R1": ("end", "easy", 0.0, 1.4),
-    "Test_L2_R1": ("middle", "easy", 0.0, 0.7),
-    "Test_L2_R2": ("middle", "medium", 2.5, 9.2),
-    "Test_L1_R1": ("begin", "easy", 0.0, 1.7),
-    "Test_L1_R2": ("begin", "medium", 2.0, 7.3),
-    "Test_L1_R3": ("begin", "hard", 7.0, 23.5),
-}
 
 
 def setName(name: str) -> str:

@@ -6,9 +6,11 @@ import json
 
 import matplotlib
 
+import evaluation
 import plots
 import runs
 import storage
+from benchmarks import curve
 
 matplotlib.use("Agg")
 
@@ -42,4 +44,18 @@ def test_the_curve_figure_reads_metrics_and_pons_rows(tmp_path):
     assert list(pons.lines[1].get_xdata()) == [0.0, 1.0, 2.0]
     assert list(pons.lines[1].get_ydata()) == [65.0, 35.0, 23.0]
     assert "600 simulations" in pons.get_title()
+    assert pons.lines[0].get_label() == "begin-easy (minimax 1.7%)"
     matplotlib.pyplot.close(fig)
+
+
+def test_the_curve_script_draws_without_scoring(tmp_path, tiny_cfg):
+    run = tmp_path / "run"
+    run.mkdir()
+    storage.write_text(storage.config_path(run), tiny_cfg.to_json())
+    storage.append_line(storage.metrics_path(run), json.dumps(metricsRow(1, 2, 3600, 0.5)))
+    storage.append_line(storage.curve_path(run), json.dumps(
+        {"version": 2, "iteration": 1, "hours": 1.0, "sims": 8, "limit": 10,
+         "sets": {name: {"network": 30.0, "agent": 10.0} for name in evaluation.PONS_SETS}}))
+    rows = curve.main(["--run-folder", str(run), "--no-scoring", "--plot", str(tmp_path / "curve.png")])
+    assert [row["version"] for row in rows] == [2]  # nothing scored, nothing appended
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
