@@ -53,6 +53,9 @@ def test_each_engine_gives_the_keras_models_values_and_logits(tiny_cfg, engine, 
     x = inputs(net)
     assertMatchesKeras(net, x, value_tol, logit_tol)
     assertMatchesKeras(net, x[:1], value_tol, logit_tol)  # batch of one (human play)
+    read_only = net.convertToModelInput(GameState.fromMoves("4444443"))[None]  # a cached board's planes
+    read_only.flags.writeable = False
+    assertMatchesKeras(net, read_only, value_tol, logit_tol)
     assert net.currentEngine().name == engine and net.currentEngine().precision == precision
 
 
