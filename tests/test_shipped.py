@@ -11,9 +11,10 @@ import runs
 import storage
 from config import STRONG, Config
 
-SHIPPED_MISTAKE_CEILING = 0.5
+SHIPPED_MISTAKE_CEILING = 0.25
 """The shipped raw network's mistake share on 60 positions of the project's benchmark
-set must stay below this; an untrained network makes about 0.65 (a guard against
+set must stay below this. On them an untrained network makes 0.68, the run's best after
+half an hour 0.32, after two hours 0.23, after five 0.15 (a guard against
 shipping the wrong file, not a strength figure: see the README for those)."""
 
 
