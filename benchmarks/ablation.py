@@ -72,12 +72,13 @@ def ablationTable(rows: list[dict]) -> str:
     """One line per variant (latest row per variant and training time), with its
     difference to the strong preset's agent at the same time."""
     latest = {(r["variant"], r["minutes"]): r for r in rows}
-    header = f"{'variant':<13} {'minutes':>7} {'iters':>5} {'best':>4} {'agent %':>7} {'net %':>6} {'vs strong':>9}  change"
+    width = max(len(name) for name in VARIANTS)
+    header = f"{'variant':<{width}} {'minutes':>7} {'iters':>5} {'best':>4} {'agent %':>7} {'net %':>6} {'vs strong':>9}  change"
     lines = [header, "-" * len(header)]
     for (name, minutes), row in sorted(latest.items(), key=lambda item: (item[0][1], list(VARIANTS).index(item[0][0]))):
         base = latest.get(("strong", minutes))
         delta = f"{row['agent'] - base['agent']:+9.1f}" if base and name != "strong" else f"{'':>9}"
-        lines.append(f"{name:<13} {minutes:>7g} {row['iterations']:>5} {row['best_version']:>4} {row['agent']:>7.1f} "
+        lines.append(f"{name:<{width}} {minutes:>7g} {row['iterations']:>5} {row['best_version']:>4} {row['agent']:>7.1f} "
                      f"{row['network']:>6.1f} {delta}  {VARIANTS[name][0]}")
     return "\n".join(lines)
 

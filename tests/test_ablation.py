@@ -38,3 +38,11 @@ def test_the_table_compares_each_variant_with_the_strong_preset_at_the_same_time
     assert [line.split()[:2] for line in lines] == [["puct", "5"], ["strong", "10"], ["puct", "10"]]
     assert "+4.5" in lines[2] and "PUCT root search" in lines[2]
     assert lines[0].split()[6] == "PUCT"  # no strong row at 5 minutes: no difference shown
+
+
+def test_the_table_keeps_its_columns_aligned_for_the_longest_variant_name():
+    rows = [{"variant": name, "minutes": 8, "iterations": 20, "best_version": 9, "agent": 30.0, "network": 35.0}
+            for name in ablation.VARIANTS]
+    header, _, *lines = ablation.ablationTable(rows).splitlines()
+    minutes_end = header.index("minutes") + len("minutes")
+    assert all(line[minutes_end - 1] == "8" and line[minutes_end] == " " for line in lines)
