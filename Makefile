@@ -7,6 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 ITERATIONS ?= 3
 PRESET ?= default
+MINUTES ?= 10
 
 .PHONY: train test bench bench-workers pons curve ablation play notebook
 
@@ -35,7 +36,7 @@ curve: $(VENV)/.installed
 	$(PY) benchmarks/curve.py
 
 ablation: $(VENV)/.installed
-	$(PY) benchmarks/ablation.py
+	$(PY) benchmarks/ablation.py --minutes $(MINUTES)
 
 play: $(VENV)/.installed
 	$(PY) -m play

@@ -279,9 +279,13 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
     playing, everything goes through `output_fn`: the human's side, the board before
     each of their moves, after each agent move its column and a one-line summary of
     its search (`thinking.Narrated`), and at the end of each game the final board and
-    the result line (`User.gameOver`)."""
+    the result line (`User.gameOver`).  Against a human the agents search the run's
+    PLAY_SIMS simulations (0 there: its MCTS_SIMS), as in `play.py`; between two
+    networks, MCTS_SIMS."""
     folder = runs.runFolder(cfg or DEFAULT, run_version)
-    players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn)
+    human = -1 in (player1version, player2version)
+    sims = (runs.runConfig(folder, cfg or DEFAULT).PLAY_SIMS or None) if human else None
+    players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn, sims)
                for name, version in (("player1", player1version), ("player2", player2version))]
     if any(isinstance(player, User) for player in players):
         players = [Narrated(player, output_fn) if isinstance(player, Agent) else player for player in players]

@@ -2,11 +2,12 @@
 training, version by version.
 
 Run: make curve   (or: .venv/bin/python benchmarks/curve.py [--run-folder F]
-                   [--versions 3 7 12] [--sims S] [--limit L] [--plot PNG] [--no-scoring])
+                   [--versions 3 7 12] [--sims S] [--limit L] [--pons-folder D]
+                   [--plot PNG] [--no-scoring])
 
 For each saved version of the run (default: every version the folder holds that has
 no figures yet at these settings), scores the raw network and the MCTS agent (S
-simulations) on the six sets (L positions each), and appends one row per version to
+simulations, by default the run's PLAY_SIMS: the agent people play) on the six sets (L positions each), and appends one row per version to
 the run's `curve.jsonl`.  Each row carries the training time the version had had when
 it became the best: the sum of the phase times of the run's iterations up to its
 promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far;
@@ -32,7 +33,7 @@ from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
 import plots  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import STRONG  # noqa: E402
+from config import STRONG, ConfigError  # noqa: E402
 from game import Game  # noqa: E402
 
 def curveTable(rows: list[dict]) -> str:
@@ -56,23 +57,37 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="the run (default: the strong preset's, the shipped run)")
     parser.add_argument("--versions", type=int, nargs="+", default=None,
                         help="versions to score (default: every saved version without figures yet)")
-    parser.add_argument("--sims", type=int, default=None, help="agent simulations (default: the run's MCTS_SIMS)")
+    parser.add_argument("--sims", type=int, default=None,
+                        help="agent simulations (default: the run's PLAY_SIMS, the search it plays people with, "
+                             "else its MCTS_SIMS)")
     parser.add_argument("--limit", type=int, default=1000, help="positions per set (default: all 1000)")
+    parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
+                        help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
     parser.add_argument("--plot", type=Path, default=None, help="also save the curve's figure to this PNG file")
     parser.add_argument("--no-scoring", action="store_true", help="score nothing: print (and plot) the curve as it is")
     args = parser.parse_args(argv)
+    if args.sims is not None and args.sims < 1:
+        parser.error("--sims must be at least 1")
+    if args.limit < 1:
+        parser.error("--limit must be at least 1 position per set")
     folder = args.run_folder
-    cfg = runs.runConfig(folder)
-    sims = args.sims or cfg.MCTS_SIMS
+    try:
+        cfg = runs.runConfig(folder)
+    except (ConfigError, storage.RunFileError) as exc:
+        parser.error(str(exc))
+    sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
     hours = runs.promotionHours(runs.readMetrics(folder))
     done = {(r["version"], r["sims"], r["limit"]) for r in runs.readCurve(folder)}
     versions = [] if args.no_scoring else args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]
+    missing = [name for name in PONS_SETS if not (args.pons_folder / name).is_file()]
+    if versions and missing:
+        parser.error(f"{args.pons_folder} lacks the set files {missing}")
     for version in versions:
         if version not in hours:
             parser.error(f"version {version} never was the best version of {folder} (metrics.jsonl)")
         keras.utils.set_random_seed(cfg.SEED)
         player = runs.versionPlayer("curve", Game(), cfg, folder, version, mcts_simulations=sims)
-        scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), args.limit, PONS_FOLDER,
+        scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), args.limit, args.pons_folder,
                               say=lambda text: print(f"  version {version}: {text}", flush=True))
         iteration, at = hours[version]
         row = {"version": version, "iteration": iteration, "hours": round(at, 3), "sims": sims, "limit": args.limit,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import matplotlib
+import pytest
 
 import evaluation
 import plots
@@ -59,3 +60,33 @@ def test_the_curve_script_draws_without_scoring(tmp_path, tiny_cfg):
     rows = curve.main(["--run-folder", str(run), "--no-scoring", "--plot", str(tmp_path / "curve.png")])
     assert [row["version"] for row in rows] == [2]  # nothing scored, nothing appended
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def curveRun(tmp_path, tiny_cfg, tiny_model):
+    """A run folder whose version 2 (tiny_model) was promoted at iteration 1, after one hour."""
+    run = tmp_path / "run"
+    (run / "models").mkdir(parents=True)
+    storage.write_text(storage.config_path(run), tiny_cfg.replace(MCTS_SIMS=16, PLAY_SIMS=6).to_json())
+    storage.append_line(storage.metrics_path(run), json.dumps(metricsRow(1, 2, 3600, 0.5)))
+    storage.save_model(tiny_model.model, storage.model_path(run, 2))
+    return run
+
+
+def test_the_curve_scores_a_version_at_the_simulations_it_plays_people_with(tmp_path, tiny_cfg, tiny_model):
+    run = curveRun(tmp_path, tiny_cfg, tiny_model)
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    for name in evaluation.PONS_SETS:
+        (pons / name).write_text("2252576253462244111563365343671351441 -1\n5554224333234511764415115 4\n")
+    rows = curve.main(["--run-folder", str(run), "--limit", "2", "--pons-folder", str(pons)])
+    assert [(row["version"], row["sims"], row["limit"], row["hours"]) for row in rows] == [(2, 6, 2, 1.0)]
+    assert set(rows[0]["sets"]) == set(evaluation.PONS_SETS)
+    assert runs.readCurve(run) == rows  # appended to the run's curve.jsonl
+
+
+def test_the_curve_names_missing_set_files_before_scoring(tmp_path, tiny_cfg, tiny_model, capsys):
+    run = curveRun(tmp_path, tiny_cfg, tiny_model)
+    with pytest.raises(SystemExit):
+        curve.main(["--run-folder", str(run), "--pons-folder", str(tmp_path / "nowhere")])
+    assert "lacks the set files" in capsys.readouterr().err
+    assert runs.readCurve(run) == []

@@ -357,6 +357,18 @@ def test_widget_shows_a_failed_search_and_wait_raises_it(agent):
 
 
 # -- the typed game of playMatchesBetweenVersions --------------------------------------------------
+def test_versions_against_a_human_search_the_runs_play_simulations(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    storage.write_text(folder / "config.json", tiny_cfg.replace(PLAY_SIMS=7).to_json())
+    storage.save_model(Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42).model, storage.model_path(folder, 1))
+    entries, said = cycling_columns(), []
+    funcs.playMatchesBetweenVersions(Game(), None, 1, -1, 1, lg.logger_tourney, 0, goes_first=1,
+                                     cfg=tiny_cfg.replace(RUN_FOLDER=str(folder)), input_fn=lambda _: next(entries),
+                                     output_fn=said.append)
+    agent_lines = [line for line in said if line.startswith("player1 (X) plays column ")]
+    assert agent_lines and all("(7 simulations this move" in line for line in agent_lines)
+
+
 def test_typed_versions_game_through_builtin_input_ends_with_the_final_board_and_the_result(
         run_folder, tiny_cfg, monkeypatch):
     entries = cycling_columns()
@@ -368,7 +380,7 @@ def test_typed_versions_game_through_builtin_input_ends_with_the_final_board_and
     assert sum(scores.values()) == 1
     agent_lines = [line for line in said if line.startswith("player1 (X) plays column ")]
     assert said[0] in agent_lines and said[1] == "You (player2) play O (yellow), moving second."
-    assert all("simulations this move" in line for line in agent_lines)
+    assert all(f"{cfg.MCTS_SIMS} simulations this move" in line for line in agent_lines)
     boards_shown = [line for line in said if line.endswith("1 2 3 4 5 6 7")]
     final_board, result = said[-2], said[-1]
     assert final_board == boards_shown[-1]
