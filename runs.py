@@ -169,27 +169,17 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | 
     return Agent.fromConfig(name, run_cfg, network, logger=lg.logger_mcts, mcts_simulations=mcts_simulations)
 
 
+_METRICS_WAY_OUT = "delete that line (metrics are a record only, training does not read them)"
+
+
 def readMetrics(folder) -> list[dict]:
     """The rows of a run's metrics.jsonl (none if it does not exist yet); a damaged
     line raises RunFileError naming the file and the line."""
     path = storage.metrics_path(folder)
-    if not path.exists():
-        return []
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError as exc:
-        raise storage.RunFileError(f"metrics file {path} is corrupt ({exc}); delete it (metrics are a "
-                                   "record only, training does not read them)") from None
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise storage.RunFileError(f"metrics file {path} line {number} is corrupt ({exc}); delete that "
-                                       "line (metrics are a record only, training does not read them)") from None
+    rows = storage.read_json_lines(path, "metrics file", _METRICS_WAY_OUT)
+    for number, row in enumerate(rows, start=1):
         if not isinstance(row, dict) or not isinstance(row.get("iteration"), int):
-            raise storage.RunFileError(f"metrics file {path} line {number} is not a metrics row; delete that line")
-        rows.append(row)
+            raise storage.RunFileError(f"metrics file {path}: row {number} is not a metrics row; {_METRICS_WAY_OUT}")
     return rows
 
 
@@ -215,7 +205,9 @@ def promotionHours(rows: list[dict]) -> dict[int, tuple[int, float]]:
 def readCurve(folder) -> list[dict]:
     """The rows of a run's curve.jsonl: one per (version, simulations, positions) scored
     on Pons' sets (none before benchmarks/curve.py ran)."""
-    return storage.read_json_lines(storage.curve_path(folder))
+    return storage.read_json_lines(storage.curve_path(folder), "curve file",
+                                   "delete that line (the curve is a measurement record: benchmarks/curve.py "
+                                   "scores a version again)")
 
 
 def _networks(cfg: Config, folder: Path):

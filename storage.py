@@ -214,11 +214,26 @@ def append_line(path, line: str) -> None:
     write_text(path, old + line.rstrip("\n") + "\n")
 
 
-def read_json_lines(path) -> list:
-    """The values of a file of one JSON value per line (a measurement record such as
-    curve.jsonl); none if the file does not exist yet."""
+def read_json_lines(path, what: str, way_out: str) -> list:
+    """The values of a file of one JSON value per line (a record such as metrics.jsonl
+    or curve.jsonl); none if the file does not exist yet.  A damaged file or line
+    raises RunFileError naming `what`, the file, the line and `way_out`."""
     path = Path(path)
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if not path.exists():
+        return []
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise RunFileError(f"{what} {path} is corrupt ({exc}); {way_out}") from None
+    values = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise RunFileError(f"{what} {path} line {number} is corrupt ({exc}); {way_out}") from None
+    return values
 
 
 def read_json(path, what: str, way_out: str):

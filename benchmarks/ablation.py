@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                "agent": round(100 * rates["mistake_rate"], 1), "network": round(100 * rates["network_mistake_rate"], 1)}
         storage.append_line(results, json.dumps(row, sort_keys=True))
         print(f"{name}: {row}", flush=True)
-    rows = storage.read_json_lines(results)
+    rows = storage.read_json_lines(results, "ablation results", "delete that line and run its variant again")
     print(ablationTable(rows))
     return rows
 

@@ -107,6 +107,19 @@ def test_read_json_of_a_corrupt_file_names_it(tmp_path, content):
     assert str(path) in str(info.value)
 
 
+def test_read_json_lines_skips_blank_lines_and_names_a_corrupt_line(tmp_path):
+    path = tmp_path / "curve.jsonl"
+    assert storage.read_json_lines(path, "curve file", "rescore it") == []  # not written yet
+    path.write_text('{"version": 1}\n\n[2]\n')
+    assert storage.read_json_lines(path, "curve file", "rescore it") == [{"version": 1}, [2]]
+    storage.append_line(path, '{"version": 3, "sets": {')
+    with pytest.raises(RunFileError, match=r"curve file .*curve\.jsonl line 4 is corrupt .*; rescore it"):
+        storage.read_json_lines(path, "curve file", "rescore it")
+    path.write_bytes(b"\x80\x81")
+    with pytest.raises(RunFileError, match="curve file .* is corrupt"):
+        storage.read_json_lines(path, "curve file", "rescore it")
+
+
 def test_read_json_of_a_missing_file_names_it(tmp_path):
     with pytest.raises(RunFileError) as info:
         storage.read_json(tmp_path / "checkpoint.json", "checkpoint file", "start anew")
