@@ -20,6 +20,12 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent
 
 
+ENGINES = ("auto", "tensorflow", "openvino")
+"""The values of INFERENCE: the engines that can evaluate the network for the search."""
+PRECISIONS = ("auto", "f32", "bf16")
+"""The values of INFERENCE_PRECISION."""
+
+
 class ConfigError(ValueError):
     """A configuration value is missing, unknown or out of range."""
 
@@ -241,10 +247,10 @@ class Config:
             raise ConfigError(f"VALUE_TARGET_Q_WEIGHT must lie in [0, 1], got {self.VALUE_TARGET_Q_WEIGHT}")
         if not isinstance(self.MERGE_DUPLICATES, bool):
             raise ConfigError(f"MERGE_DUPLICATES must be True or False, got {self.MERGE_DUPLICATES!r}")
-        if self.INFERENCE not in ("auto", "tensorflow", "openvino"):
-            raise ConfigError(f"INFERENCE must be 'auto', 'tensorflow' or 'openvino', got {self.INFERENCE!r}")
-        if self.INFERENCE_PRECISION not in ("auto", "f32", "bf16"):
-            raise ConfigError(f"INFERENCE_PRECISION must be 'auto', 'f32' or 'bf16', got {self.INFERENCE_PRECISION!r}")
+        if self.INFERENCE not in ENGINES:
+            raise ConfigError(f"INFERENCE must be one of {ENGINES}, got {self.INFERENCE!r}")
+        if self.INFERENCE_PRECISION not in PRECISIONS:
+            raise ConfigError(f"INFERENCE_PRECISION must be one of {PRECISIONS}, got {self.INFERENCE_PRECISION!r}")
         if self.INFERENCE == "tensorflow" and self.INFERENCE_PRECISION == "bf16":
             raise ConfigError("INFERENCE_PRECISION='bf16' needs INFERENCE='openvino' or 'auto'")
         if self.RAY_ADDRESS is not None and (not isinstance(self.RAY_ADDRESS, str) or not self.RAY_ADDRESS.strip()):

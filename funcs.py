@@ -475,15 +475,19 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--iterations must be at least 1")
     cfg = PRESETS[args.preset]
     cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
+    stops = (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError)
     try:
         cfg = cfg.replace(WORKERS=cfg.WORKERS if args.workers is None else args.workers,
                           RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS)
+        if cfg.WORKERS > 0:  # Ray's module, only when workers play (as in `workerPool`)
+            import workers
+            stops += (workers.WorkersLost,)
         train(args.iterations, cfg, progress=not args.no_progress, initial_run=initialise.INITIAL_RUN_NUMBER,
               initial_model_version=initialise.INITIAL_MODEL_VERSION,
               initial_memory_version=initialise.INITIAL_MEMORY_VERSION)
     except KeyboardInterrupt:
         pass
-    except (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError) as error:
+    except stops as error:  # a message that says what to do, not a traceback
         parser.exit(1, f"{error}\n")
 
 

@@ -19,8 +19,8 @@ give it:
 compute, so the search of some games proceeds on one core while the network evaluates
 other games' leaves on the other.
 
-`ENGINES` and `PRECISIONS` are the values of the config's INFERENCE and
-INFERENCE_PRECISION; `resolve` turns "auto" into what this machine supports.
+`resolve` turns the config's INFERENCE and INFERENCE_PRECISION (`config.ENGINES`,
+`config.PRECISIONS`) into what this machine supports.
 """
 
 from __future__ import annotations
@@ -40,8 +40,7 @@ try:  # OpenVINO is a regular dependency; a machine without a wheel for it uses 
 except ImportError:  # pragma: no cover - exercised only where OpenVINO cannot be installed
     ov = ov_ops = None
 
-ENGINES = ("auto", "tensorflow", "openvino")
-PRECISIONS = ("auto", "f32", "bf16")
+from config import ENGINES, PRECISIONS, ConfigError  # noqa: E402
 
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="inference")
 """The threads that run submitted calls (two: one per concurrent batch of the
@@ -53,8 +52,8 @@ def inBackground(call, *args) -> Future:
     return _BACKGROUND.submit(call, *args)
 
 
-class EngineUnavailable(RuntimeError):
-    """The engine or precision asked for cannot run on this machine."""
+class EngineUnavailable(ConfigError):
+    """The engine or precision the config asks for cannot run on this machine."""
 
 
 def _openvinoCore():

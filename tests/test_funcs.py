@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 import funcs
-import runs
+import inference
 import loggers
 import replay
+import runs
 import storage
 from agent import Agent
 from config import Config
@@ -569,6 +570,19 @@ def test_a_config_that_does_not_fit_the_saved_models_is_named(tmp_path, tiny_cfg
     (folder / "config.json").write_text("{broken")
     with pytest.raises(SystemExit):
         funcs.main(["--iterations", "1", "--run-folder", str(folder)])
+
+
+def test_terminal_training_names_an_engine_this_machine_cannot_run(tmp_path, tiny_cfg, monkeypatch, capsys):
+    folder = tmp_path / "run"
+    runs.openRun(tinyRunConfig(tiny_cfg, folder, INFERENCE="openvino", INFERENCE_PRECISION="bf16"),
+                 say=lambda _: None)
+    monkeypatch.setattr(inference, "cpuSupportsBF16", lambda: False)  # a CPU without bfloat16 units
+    with pytest.raises(SystemExit) as info:
+        funcs.main(["--iterations", "1", "--run-folder", str(folder), "--no-progress"])
+    assert info.value.code == 1
+    assert "INFERENCE_PRECISION='bf16' but this CPU has no native bfloat16 support" in capsys.readouterr().err
+    assert runs.readCheckpoint(folder)["iteration"] == 0
+    loggers.disable_all()
 
 
 class Slow(Residual_CNN):
