@@ -391,3 +391,11 @@ STRONG = DEFAULT.replace(
 
 PRESETS = {"default": DEFAULT, "strong": STRONG}
 """The named configurations (`make train PRESET=name`)."""
+
+
+def preset(name: str) -> Config:
+    """The configuration named `name` in PRESETS; another name raises ConfigError
+    listing the presets there are."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; the presets are {', '.join(sorted(PRESETS))}")
+    return PRESETS[name]

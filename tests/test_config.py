@@ -171,3 +171,9 @@ def test_the_learning_rate_follows_the_schedule_from_each_steps_iteration_on(tmp
     path = tmp_path / "config.json"
     path.write_text(cfg.to_json())
     assert Config.from_json_file(path) == cfg
+
+
+def test_a_preset_is_found_by_name_and_an_unknown_name_lists_the_presets():
+    assert config.preset("strong") is config.STRONG
+    with pytest.raises(ConfigError, match="unknown preset 'Strong'; the presets are default, strong"):
+        config.preset("Strong")
