@@ -63,7 +63,9 @@ class Config:
     """Positions kept in long-term memory (oldest dropped first)."""
     TURNS_UNTIL_TAU0: int = 10
     """Self-play moves are sampled from visit counts (tau=1) for this many turns of
-    each game, then the most visited move is played (tau=0)."""
+    each game, then the most visited move is played (tau=0).  With the Gumbel root
+    search, tau=1 means the Gumbel draw that makes its chosen move a sample, tau=0
+    no draw: the best move by logits and completed Q."""
     RANDOM_OPENING_MOVES: int = 0
     """Self-play games start with k uniformly random legal moves, k drawn for each game
     from 0..RANDOM_OPENING_MOVES: those moves are neither searched nor stored, so
@@ -136,8 +138,9 @@ class Config:
     """Tournament games between the current and the best network per iteration (even:
     each network starts half of them)."""
     EVAL_TURNS_UNTIL_TAU0: int = 4
-    """Tournament moves sampled from visit counts at the start of each game (then the
-    most visited is played).  The tutorial plays every tournament move at tau=0, which
+    """Tournament moves sampled at the start of each game (from visit counts, or by
+    the Gumbel draw with ROOT_SEARCH="gumbel"; see TURNS_UNTIL_TAU0), then the best
+    is played.  The tutorial plays every tournament move at tau=0, which
     makes the games between two fixed networks (nearly) repeat: 20 games are then
     little more than 2 games played 10 times.  Set 0 for the tutorial's behaviour."""
     SCORING_THRESHOLD: float = 1.3

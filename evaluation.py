@@ -128,7 +128,7 @@ def networkChooser(model) -> Chooser:
     """The raw network's move: the legal action with the highest policy logit, for a
     whole batch in one `model.predict` call."""
     def choose(states: list[GameState]) -> list[int]:
-        _, logits = model.predict(np.stack([model.convertToModelInput(s) for s in states]))
+        _, logits = model.predict(model.convertToModelInputs(states))
         return [s.allowedActions[int(np.argmax(logits[i][s.allowedActions]))] for i, s in enumerate(states)]
     return choose
 

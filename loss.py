@@ -1,8 +1,10 @@
-"""The policy loss and its targets (the tutorial's loss.py).
+"""The policy loss and the training targets (the tutorial's loss.py).
 
-The search's visit distribution is the policy target; illegal moves are marked with
-POLICY_NOT_LEGAL so that the loss leaves them out of the softmax.  Values are for the
-player to move in the position the row describes.
+The search's policy is the policy target (the visit distribution, or with the Gumbel
+root search its improved policy from completed Q-values); illegal moves are marked with
+POLICY_NOT_LEGAL so that the loss leaves them out of the softmax.  The value target is
+the game's result z, optionally mixed with the search's q.  Values are for the player
+to move in the position the row describes.
 """
 
 from __future__ import annotations
@@ -31,8 +33,19 @@ def softmax_cross_entropy_with_logits(y_true, y_pred):
     return -ops.sum(ops.where(legal, y_true * log_probs, ops.zeros_like(log_probs)), axis=-1)
 
 
+def valueTargets(minibatch, qWeight: float = 0.0) -> np.ndarray:
+    """Value targets for memory rows: (1 - qWeight) * z + qWeight * q, z the game's
+    result and q the search's value of the move played (both for the player to move;
+    qWeight 0 is the tutorial's z alone)."""
+    z = np.array([row["value"] for row in minibatch], dtype=np.float32)
+    if not qWeight:
+        return z
+    q = np.array([row["q"] for row in minibatch], dtype=np.float32)
+    return (1 - qWeight) * z + qWeight * q
+
+
 def policyTargets(minibatch) -> np.ndarray:
-    """Policy targets for memory rows: the visit distribution AV, -1 at illegal moves."""
+    """Policy targets for memory rows: the search policy AV, -1 at illegal moves."""
     targets = np.full((len(minibatch), len(minibatch[0]["AV"])), POLICY_NOT_LEGAL, dtype=np.float32)
     for i, row in enumerate(minibatch):
         legal = row["state"].allowedActions

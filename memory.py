@@ -129,7 +129,8 @@ def _save_npz(tmp, arrays) -> None:
 
 
 def _load_arrays(path) -> dict[str, np.ndarray]:
-    """The four arrays of a memory file, checked for presence and shape."""
+    """The arrays of a memory file (q taken from value in a file written before q
+    existed), checked for presence, shape and range."""
     if not Path(path).exists():
         raise storage.RunFileError(f"memory file {path} is missing; {_WAY_OUT}")
     if not zipfile.is_zipfile(path):

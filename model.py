@@ -25,7 +25,7 @@ import loggers  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT  # noqa: E402
 from game import networkInputs  # noqa: E402
-from loss import policyTargets, softmax_cross_entropy_with_logits  # noqa: E402
+from loss import policyTargets, softmax_cross_entropy_with_logits, valueTargets  # noqa: E402
 
 
 class Gen_Model:
@@ -118,11 +118,9 @@ class Gen_Model:
 
     def trainingData(self, minibatch, qWeight: float = 0.0):
         """(model inputs, {'value_head', 'policy_head'} targets) for memory rows; the
-        value target is (1 - qWeight) * z + qWeight * q (both for the player to move)."""
+        value target is (1 - qWeight) * z + qWeight * q (`loss.valueTargets`)."""
         states = self.convertToModelInputs([row["state"] for row in minibatch])
-        z = np.array([row["value"] for row in minibatch], dtype=np.float32)
-        q = np.array([row["q"] for row in minibatch], dtype=np.float32) if qWeight else z
-        targets = {"value_head": (1 - qWeight) * z + qWeight * q, "policy_head": policyTargets(minibatch)}
+        targets = {"value_head": valueTargets(minibatch, qWeight), "policy_head": policyTargets(minibatch)}
         return states, targets
 
     def modelPath(self, version: int):

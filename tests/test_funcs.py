@@ -572,6 +572,18 @@ def test_a_config_that_does_not_fit_the_saved_models_is_named(tmp_path, tiny_cfg
         funcs.main(["--iterations", "1", "--run-folder", str(folder)])
 
 
+def test_the_memory_log_shows_the_value_target_retraining_uses(tiny_cfg, tiny_model):
+    memory = Memory(100)
+    state = GameState.fromMoves("4")
+    memory.commit_stmemory(Game.identities, state, np.eye(ENV.action_size)[state.actionForColumn(3)], 0.4)
+    memory.setResult(state, -1.0)
+    memory.commit_ltmemory()
+    logger, stream = recordingLogger("memory-sample")
+    funcs.logMemorySample(memory, makeAgent("current", tiny_model, tiny_cfg.replace(VALUE_TARGET_Q_WEIGHT=0.25)),
+                          logger, size=1)
+    assert "target value -0.650 (result z -1, search q +0.400, q weight 0.25)" in stream.getvalue()
+
+
 def test_terminal_training_names_an_engine_this_machine_cannot_run(tmp_path, tiny_cfg, monkeypatch, capsys):
     folder = tmp_path / "run"
     runs.openRun(tinyRunConfig(tiny_cfg, folder, INFERENCE="openvino", INFERENCE_PRECISION="bf16"),
