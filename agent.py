@@ -61,12 +61,12 @@ def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[E
             return stop.value
 
 
-def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"], lanes: int | None = None) -> list:
+def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"]) -> list:
     """Drive many search generators in lockstep; returns each generator's result.
 
     Each generator waiting for an evaluation has one pending leaf.  The generators are
-    dealt into `lanes` lanes (generator i into lane i % lanes; None: the fewest lanes
-    any of the networks' engines asks for, see `inference`) that take turns: a
+    dealt into lanes (generator i into lane i % lanes; as many lanes as the fewest any
+    of the networks' engines asks for, see `inference`) that take turns: a
     lane's pending leaves are grouped by network (`playerOf(i).model`, the player whose
     search generator i runs now), each group goes to its network as ONE batched call
     started in the background, and while those calls run, the previous lane's results
@@ -99,13 +99,12 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
     with fewerCollections():
         for i in range(len(searches)):
             resume(i, None)
-        if lanes is None:
-            lanes = min((playerOf(i).model.currentEngine().lanes for i in pending), default=1)
-        start = Agent.evaluateStatesAsync if lanes > 1 else deferred  # one lane: nothing to overlap
-        lanes_ = [lane for lane in (list(range(k, len(searches), lanes)) for k in range(lanes)) if lane]
-        inflight = [submit(lane) for lane in lanes_]
+        count = min((playerOf(i).model.currentEngine().lanes for i in pending), default=1)
+        start = Agent.evaluateStatesAsync if count > 1 else deferred  # one lane: nothing to overlap
+        lanes = [lane for lane in (list(range(k, len(searches), count)) for k in range(count)) if lane]
+        inflight = [submit(lane) for lane in lanes]
         while any(inflight):
-            for k, lane in enumerate(lanes_):
+            for k, lane in enumerate(lanes):
                 if inflight[k]:
                     for group, collect in inflight[k]:
                         for i, evaluation in zip(group, collect()):

@@ -8,7 +8,6 @@ game is seen at a glance.
 
 from __future__ import annotations
 
-import io
 
 from game import COLUMNS, ROWS, GameState
 
@@ -121,14 +120,6 @@ def boardFigure(state: GameState, last_action: int | None = None, shares=None, t
     drawBoard(fig.add_subplot(), state, last_action, shares, title)
     fig.tight_layout()
     return fig
-
-
-def figureSvg(fig) -> str:
-    """A matplotlib figure as an inline <svg> element."""
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
 
 
 def boardSvg(state: GameState, last_action: int | None = None, cell: int = 44) -> str:

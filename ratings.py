@@ -1,8 +1,8 @@
 """Reference opponents and Elo ratings: how strong the saved versions of a run are.
 
 Reference opponents need no network and play through `funcs.playMatches` like any
-player: a uniformly random player, pure Monte Carlo tree search with random rollouts,
-and the perfect solver.  Match results (`playReference`, `PairResult`) count wins and
+player: a uniformly random player and pure Monte Carlo tree search with random
+rollouts.  Match results (`playReference`, `PairResult`) count wins and
 losses of the first named player; Elo ratings are on the usual scale (400 points:
 10-to-1 odds), fitted from a round robin (`rateVersions`, `fitElo`).
 """
@@ -16,7 +16,6 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-import evaluation
 import funcs
 import loggers as lg
 import runs
@@ -89,17 +88,6 @@ class RolloutMCTSPlayer(ReferencePlayer):
             tree.backFill(leaf, value, breadcrumbs)
         visits = np.array([edge.N for _, edge in root.edges])
         return root.edges[int(self.rng.choice(np.flatnonzero(visits == visits.max())))][0]
-
-
-class SolverPlayer(ReferencePlayer):
-    """Perfect play: a random one of the moves with the best solver score (the fastest
-    win, else a draw, else the slowest loss)."""
-
-    def __init__(self, seed: int = 0, name: str = "solver"):
-        super().__init__(name, seed)
-
-    def chooseAction(self, state: GameState) -> int:
-        return int(self.rng.choice(evaluation.bestActions(evaluation.solverScores(state))))
 
 
 def playReference(player, opponent, games: int, turns_until_tau0: int = 0,

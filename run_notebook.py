@@ -6,7 +6,9 @@ The notebook reads its parameters from the environment: CONNECT4_ITERATIONS (tra
 iterations; the README's `make train ITERATIONS=N` sets it), CONNECT4_PRESET (the named
 configuration, `make train PRESET=strong`) and CONNECT4_CONFIG (a JSON object of config
 values overriding the embedded defaults, e.g. for a tiny test run).
-The executed notebook, with every output, is saved beside the run's files.
+The executed notebook, with every output, is saved to --output (default
+run/run.executed.ipynb, in the default configuration's run folder), with the kernel's
+own output beside it (.kernel.log).
 """
 
 from __future__ import annotations

@@ -39,7 +39,6 @@ def test_boardFigure_draws_red_X_yellow_O_and_rings_the_last_move():
     ringed = [p for p in discs if p.get_linewidth() > 0]
     assert len(ringed) == 1 and ringed[0].center == (5, ROWS - 4)
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in range(1, 8)]
-    assert boards.figureSvg(fig).startswith("<svg")
     assert len(ax.get_lines()) == 0  # no winning four to join
 
 
