@@ -12,9 +12,10 @@ sizes (the CPU kernels sum in a different order), which can flip an exact tie.
 from __future__ import annotations
 
 import builtins
+import itertools
 import logging
 import math
-from typing import Callable, Generator
+from typing import Callable, Generator, Iterable
 
 import numpy as np
 
@@ -276,8 +277,7 @@ class Agent:
             self.changeRootMCTS(state)
         self.mcts.epsilon = self.config.EPSILON if noise else 0.0
         if self.root.isLeaf():
-            value = yield state
-            self.mcts.expandLeaf(self.root, value[1], value[0])
+            self.evaluateLeaf(self.root, (yield state))
         self.mcts.drawRootNoise()
         if self.logger is not None and self.logger.isEnabledFor(logging.INFO):
             self.logger.info("****** %s searches %d simulations, %s to move ******", self.name,
@@ -286,8 +286,7 @@ class Agent:
         if self.config.ROOT_SEARCH == "gumbel":
             action, pi, value = yield from self.gumbelSearch(tau)
             return action, pi, value, self.root.nn_value
-        for _ in range(self.MCTSsimulations):
-            yield from self.simulate()
+        yield from self.simulate(itertools.repeat(None, self.MCTSsimulations))
         pi, values = self.getAV(1)
         action, value = self.chooseAction(pi, values, tau)
         return action, pi, value, self.root.nn_value
@@ -318,8 +317,7 @@ class Agent:
             # The last phase spends what is left, so a move always costs exactly `sims`.
             schedule = (considered * perAction if phase < phases - 1
                         else [considered[k % len(considered)] for k in range(sims - used)])
-            for index in schedule:
-                yield from self.simulate(edges[index])
+            yield from self.simulate(edges[index] for index in schedule)
             used += len(schedule)
             visits, completed = self._completedQ(edges, priors)
             scores = gumbel + logits + sigma(completed, visits, cfg.GUMBEL_C_VISIT, cfg.GUMBEL_C_SCALE)
@@ -336,19 +334,24 @@ class Agent:
         visits = np.array([edge.N for edge in edges], dtype=np.float64)
         return visits, completedQ(priors, visits, np.array([edge.Q for edge in edges]), self.root.nn_value)
 
-    def simulate(self, rootEdge=None) -> SearchSteps:
-        """One simulation: descend to a leaf (through `rootEdge` first, when given),
-        evaluate it (a request to the caller unless the game is over there), back
-        the value up."""
-        leaf, value, done, breadcrumbs = self.mcts.moveToLeaf(rootEdge)
-        if not done:
-            value = yield from self.evaluateLeaf(leaf)
-        self.mcts.backFill(leaf, value, breadcrumbs)
+    def simulate(self, rootEdges: Iterable) -> SearchSteps:
+        """Simulations, one per entry of `rootEdges`: descend to a leaf (through that
+        root edge first; None: by max Q + U from the root), have it evaluated (a
+        request to the caller, unless the game is over there) and expanded, back the
+        value up.  One generator for all of a move's simulations: the search's
+        per-leaf cost is mostly Python calls, and a generator per simulation was one
+        more of them."""
+        mcts = self.mcts
+        for rootEdge in rootEdges:
+            leaf, value, done, breadcrumbs = mcts.moveToLeaf(rootEdge)
+            if not done:
+                value = self.evaluateLeaf(leaf, (yield leaf.state))
+            mcts.backFill(leaf, value, breadcrumbs)
 
-    def evaluateLeaf(self, leaf: Node) -> SearchSteps:
-        """Ask for the network's (value, probs) of an unfinished leaf and expand it;
-        returns the value, for the leaf's player to move."""
-        value, probs = yield leaf.state
+    def evaluateLeaf(self, leaf: Node, evaluation: Evaluation) -> float:
+        """Expand an unfinished leaf with the network's (value, probs) for it; returns
+        the value, for the leaf's player to move."""
+        value, probs = evaluation
         self.mcts.expandLeaf(leaf, probs, value)
         return value
 
