@@ -12,8 +12,8 @@ Prints, from one run on the default configuration:
    engine and with the `auto` engine, the same games;
 4. every engine's network-alone rate on exactly the calls self-play (auto) made (same
    batch sizes, in order; they shrink as games end); the ratio of self-play (auto) to
-   the best engine alone on its calls, measured twice side by side (self-play, then
-   at once the replay of its calls); and the speed-up of self-play (auto) over
+   the best engine alone on its calls, measured SIDE_BY_SIDE times side by side
+   (self-play, then at once the replay of its calls); and the speed-up of self-play (auto) over
    self-play (TensorFlow);
 5. the tutorial's design: a single-position Keras `model.predict`, and the speed-up of
    self-play (auto) over it;
@@ -43,6 +43,10 @@ from config import DEFAULT, Config  # noqa: E402
 from game import ACTION_SIZE, INPUT_SHAPE, networkInputs  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import Residual_CNN  # noqa: E402
+
+SIDE_BY_SIDE = 4
+"""How many times step 4 measures the ratio side by side: one pair varies by +-0.05
+or more between runs on this machine, so the summary is over several."""
 
 QUIET = logging.getLogger("benchmark.quiet")
 QUIET.disabled = True
@@ -196,10 +200,13 @@ def main() -> None:
     rate = positions / seconds
     print(f"4. network alone on self-play (auto)'s {len(calls)} calls (mean batch {np.mean(calls):.1f}): "
           + ", ".join(f"{e} {p} {r:.0f}/s" for (e, p), r in limits.items()))
-    ratios = [sideBySide(nets[auto], nets[best], cfg) for _ in range(2)]
-    print(f"   self-play (auto), then at once the best engine ({best[0]} {best[1]}) alone on its calls, twice: "
-          + ", ".join(f"{played:.0f}/s vs {alone:.0f}/s = {played / alone:.2f}" for played, alone in ratios)
-          + f"; mean ratio {np.mean([played / alone for played, alone in ratios]):.2f}")
+    pairs = [sideBySide(nets[auto], nets[best], cfg) for _ in range(SIDE_BY_SIDE)]
+    ratios = [played / alone for played, alone in pairs]
+    print(f"   self-play (auto), then at once the best engine ({best[0]} {best[1]}) alone on its calls, "
+          f"{SIDE_BY_SIDE} times: " + ", ".join(f"{played:.0f}/s vs {alone:.0f}/s = {played / alone:.2f}"
+                                               for played, alone in pairs)
+          + f"; ratio mean {np.mean(ratios):.2f}, median {np.median(ratios):.2f}, "
+            f"range {min(ratios):.2f}-{max(ratios):.2f}")
     print(f"   self-play (auto) / self-play (tensorflow): {rate / (tf_positions / tf_seconds):.2f}x")
     tutorial = tutorialSecondsPerPosition(nets["tensorflow", "f32"])
     print(f"5. tutorial design (model.predict, one position): {tutorial * 1000:.1f} ms/position = "
