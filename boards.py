@@ -15,7 +15,6 @@ RED, YELLOW, BOARD_BLUE = "#d62728", "#f2c80f", "#1f5fbf"
 _FILL = {1: RED, -1: YELLOW, 0: "white"}
 _TERMINAL_DISCS = {"X": "\033[31m●\033[0m", "O": "\033[33m●\033[0m"}
 """Red and yellow discs for a colour terminal (ANSI escape codes)."""
-_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
 def sideText(playerTurn: int) -> str:
@@ -23,27 +22,11 @@ def sideText(playerTurn: int) -> str:
     return "X (red), moving first" if playerTurn == 1 else "O (yellow), moving second"
 
 
-def winningFour(state: GameState) -> list[int]:
-    """The cells (0..41, row 0 on top) of a four in a row of the player who has just
-    won in `state`; [] when nobody has won."""
-    if state.value[0] != -1:
-        return []
-    board = state.board.reshape(ROWS, COLUMNS)
-    winner = -state.playerTurn
-    for row in range(ROWS):
-        for column in range(COLUMNS):
-            for dr, dc in _DIRECTIONS:
-                cells = [(row + i * dr, column + i * dc) for i in range(4)]
-                if all(0 <= r < ROWS and 0 <= c < COLUMNS and board[r, c] == winner for r, c in cells):
-                    return [r * COLUMNS + c for r, c in cells]
-    raise ValueError("the position is marked won but holds no four in a row")
-
-
 def boardText(state: GameState, last_action: int | None = None, colour: bool = False) -> str:
     """`GameState.text` with the last move's disc in brackets, e.g. ``-[X]-``, and a
     winning four bracketed too (neighbours in a row share the brackets:
     ``[X X X X]``); `colour`: red and yellow discs (ANSI codes) instead of X and O."""
-    marked = set(winningFour(state)) | ({last_action} if last_action is not None else set())
+    marked = set(state.winningFour()) | ({last_action} if last_action is not None else set())
     lines = []
     for row, line in enumerate(state.text().splitlines()):
         chars = list(" " + line + " ")
@@ -83,7 +66,7 @@ def drawBoard(ax, state: GameState, last_action: int | None = None, shares=None,
         last = cell == last_action
         ax.add_patch(Circle((column + 1, ROWS - row), 0.4, facecolor=_FILL[disc], edgecolor="black" if last else "none",
                             linewidth=3 if last else 0, zorder=1))
-    four = winningFour(state)
+    four = state.winningFour()
     if four:
         (r0, c0), (r1, c1) = _ends(four)
         ax.plot([c0 + 1, c1 + 1], [ROWS - r0, ROWS - r1], color="black", linewidth=4, solid_capstyle="round", zorder=2)
@@ -128,7 +111,7 @@ def boardSvg(state: GameState, last_action: int | None = None, cell: int = 44) -
     carries its colour as data-disc ("X", "O" or "-"), the last move data-last, the
     cells of a winning four data-win (read by the browser test, and by anyone
     styling the page)."""
-    four = winningFour(state)
+    four = state.winningFour()
     radius = cell * 0.4
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{COLUMNS * cell}" height="{ROWS * cell}" '
              f'style="display:block"><rect width="{COLUMNS * cell}" height="{ROWS * cell}" fill="{BOARD_BLUE}"/>']

@@ -37,13 +37,26 @@ _MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS 
 _BOTTOM_ROW = sum(1 << (7 * c) for c in range(COLUMNS))
 
 
+_LINE_SHIFTS = (1, 7, 6, 8)
+"""Bit distance between neighbours on a line: vertical, horizontal, the two diagonals."""
+
+
+def _fours(bits: int, shift: int) -> int:
+    """The bits of `bits` (one player's stones) that start four in a row with step
+    `shift` (the line's lowest bit)."""
+    pairs = bits & (bits >> shift)
+    return pairs & (pairs >> (2 * shift))
+
+
 def _has_four(bits: int) -> bool:
     """True when `bits` (one player's stones) hold four in a row in any direction."""
-    for shift in (1, 7, 6, 8):  # vertical, horizontal, the two diagonals
-        pairs = bits & (bits >> shift)
-        if pairs & (pairs >> (2 * shift)):
-            return True
-    return False
+    return any(_fours(bits, shift) for shift in _LINE_SHIFTS)
+
+
+def _cell_of_bit(bit: int) -> int:
+    """The tutorial cell (row 0 on top) of bitboard bit `bit`."""
+    column, height = divmod(bit, 7)
+    return (ROWS - 1 - height) * COLUMNS + column
 
 
 def _mirror_bits(bits: int) -> int:
@@ -173,7 +186,11 @@ class GameState:
         return self._allowed
 
     def actionForColumn(self, column: int) -> int | None:
-        """The action dropping a disc in `column` (0..6), or None if it is not legal."""
+        """The action dropping a disc in `column` (0..6), or None if it is not legal
+        (the column is full or the game is over).  Raises ValueError for a column
+        that does not exist."""
+        if not (isinstance(column, (int, np.integer)) and 0 <= column < COLUMNS):
+            raise ValueError(f"column must be 0..{COLUMNS - 1}, got {column!r}")
         height = self._heights[column]
         return None if self.isEndGame or height >= ROWS else _ACTION[column][height]
 
@@ -190,6 +207,18 @@ class GameState:
         new = GameState.__new__(GameState)
         new._setup(self._theirs, mover, -self.playerTurn, tuple(heights), _has_four(mover))
         return new, new.value[0], new.isEndGame
+
+    def winningFour(self) -> list[int]:
+        """The cells (0..41, row 0 on top, ascending) of a four in a row of the player
+        who has just won; [] when nobody has (the game goes on, or ended in a draw)."""
+        if self.value[0] != -1:
+            return []
+        for shift in _LINE_SHIFTS:
+            starts = _fours(self._theirs, shift)
+            if starts:
+                first = (starts & -starts).bit_length() - 1
+                return sorted(_cell_of_bit(first + i * shift) for i in range(4))
+        raise AssertionError("a won position holds a four in a row")
 
     @property
     def score(self) -> tuple[int, int]:

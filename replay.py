@@ -214,7 +214,7 @@ def _logMove(replay: Replay | None, rows: list[str], pending: dict, column: int)
         return
     frame = replay.frames[-1]
     state = frame.state
-    action = state.actionForColumn(column)
+    action = state.actionForColumn(column) if 0 <= column < COLUMNS else None
     if GameState.pieces[str(state.playerTurn)] != pending["piece"] or state.text().splitlines()[:ROWS] != rows or action is None:
         return
     frame.action, frame.shares, frame.player = action, pending["shares"], pending["player"]

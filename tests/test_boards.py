@@ -51,20 +51,6 @@ def test_boardText_in_colour_draws_red_and_yellow_discs():
     assert coloured.splitlines()[-1] == plain.splitlines()[-1]  # the column numbers stay
 
 
-
-
-def test_winningFour_finds_the_four_in_every_direction():
-    assert boards.winningFour(GameState.fromMoves("1122334")) == [35, 36, 37, 38]  # a row of X
-    assert boards.winningFour(GameState.fromMoves("1213141")) == [14, 21, 28, 35]  # a column of X
-    for moves in ("12233434474", "76655454414"):  # X on a rising diagonal, then its mirror image
-        diagonal = GameState.fromMoves(moves)
-        rows_columns = [divmod(cell, COLUMNS) for cell in boards.winningFour(diagonal)]
-        assert diagonal.value[0] == -1 and len(rows_columns) == 4
-        assert all(diagonal.board[r * COLUMNS + c] == 1 for r, c in rows_columns)
-        assert len({r for r, _ in rows_columns}) == len({c for _, c in rows_columns}) == 4
-    assert boards.winningFour(GameState.fromMoves("112233")) == []
-
-
 def test_boardText_brackets_a_winning_four_and_the_last_move():
     row_win = GameState.fromMoves("1122334")
     last = (ROWS - 1) * COLUMNS + 3  # the fourth X, in column 4

@@ -361,3 +361,47 @@ def test_mirrored_win_stays_a_win():
     mirror = state.mirrored()
     assert mirror.id == GameState.fromMoves(WINS[("falling", 1)]).id
     assert mirror.isEndGame and mirror.value == (-1, -1, 1)
+
+
+def test_winningFour_finds_the_four_in_every_direction():
+    assert GameState.fromMoves("1122334").winningFour() == [35, 36, 37, 38]  # a row of X
+    assert GameState.fromMoves("1213141").winningFour() == [14, 21, 28, 35]  # a column of X
+    for moves in ("12233434474", "76655454414"):  # X on a rising diagonal, then its mirror image
+        diagonal = GameState.fromMoves(moves)
+        rows_columns = [divmod(cell, COLUMNS) for cell in diagonal.winningFour()]
+        assert diagonal.value[0] == -1 and len(rows_columns) == 4
+        assert all(diagonal.board[r * COLUMNS + c] == 1 for r, c in rows_columns)
+        assert len({r for r, _ in rows_columns}) == len({c for _, c in rows_columns}) == 4
+    assert GameState.fromMoves("112233").winningFour() == []
+    assert GameState.fromMoves("1122334").mirrored().winningFour() == [38, 39, 40, 41]  # mirrored: columns 4-7
+    assert GameState.fromMoves("1212121").winningFour() == [14, 21, 28, 35]  # the game ends at the fourth X
+
+
+def test_winningFour_is_a_line_of_four_of_the_winner_in_random_games():
+    rng = random.Random(7)
+    won = 0
+    for _ in range(300):
+        state, ref = GameState.initial(), RefBoard()
+        while not state.isEndGame:
+            column = rng.choice([a % COLUMNS for a in state.allowedActions])
+            ref.play(column)
+            state = state.takeAction(state.actionForColumn(column))[0]
+        four = state.winningFour()
+        if state.value[0] == 0:
+            assert four == []
+            continue
+        won += 1
+        winner = -state.playerTurn
+        lines = [sorted(r * COLUMNS + c for r, c in cells) for _, cells in LINES
+                 if all(ref.grid[r][c] == winner for r, c in cells)]
+        assert four in lines
+    assert won > 250
+
+
+def test_actionForColumn_names_a_column_that_does_not_exist():
+    state = GameState.fromMoves("1111114")
+    assert state.actionForColumn(0) is None  # full
+    assert state.actionForColumn(3) == (ROWS - 2) * COLUMNS + 3
+    for column in (-1, COLUMNS, 2.0):
+        with pytest.raises(ValueError, match=f"column must be 0..6, got {column!r}"):
+            state.actionForColumn(column)

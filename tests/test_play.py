@@ -92,7 +92,7 @@ def test_playGame_plays_a_full_game_and_shows_the_thinking(agent, human_first):
     assert match.outcome() in (f"You win in {n} moves!", f"The agent wins in {n} moves.",
                                f"Draw: the board is full after {n} moves.")
     if match.winner is not None:
-        assert human.said[-2].count("[") >= 1 and len(boards.winningFour(match.state)) == 4
+        assert human.said[-2].count("[") >= 1 and len(match.state.winningFour()) == 4
 
 
 def test_playInNotebook_outside_a_kernel_plays_the_typed_game(agent):
