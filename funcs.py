@@ -223,6 +223,9 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     """
     if goes_first not in (-1, 0, 1):
         raise ValueError(f"goes_first must be 0 (alternate), 1 or -1, got {goes_first!r}")
+    if (player1 is not player2 and player1.name == player2.name) or "drawn" in (player1.name, player2.name):
+        raise ValueError("the two players of a match need distinct names other than 'drawn' (the scores are "
+                         f"kept by name), got {player1.name!r} and {player2.name!r}")
     scores = {player1.name: 0, "drawn": 0, player2.name: 0}
     sp_scores = {"sp": 0, "drawn": 0, "nsp": 0}
     points = {player1.name: [], player2.name: []}

@@ -96,9 +96,6 @@ def playReference(player, opponent, games: int, turns_until_tau0: int = 0,
     with `funcs.playMatches`; returns {'wins', 'draws', 'losses'} of `player`.
     Agents sample their moves from visit counts for the first `turns_until_tau0`
     turns of each game (0: always the most visited move)."""
-    if player.name == opponent.name or "drawn" in (player.name, opponent.name):
-        raise ValueError(f"players need distinct names other than 'drawn', got {player.name!r} "
-                         f"and {opponent.name!r}")
     scores, _, _, _ = funcs.playMatches(player, opponent, games, logger or lg.logger_tourney,
                                         turns_until_tau0, goes_first=0)
     return {"wins": scores[player.name], "draws": scores["drawn"], "losses": scores[opponent.name]}

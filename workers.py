@@ -270,9 +270,6 @@ class Pool:
         if not (isinstance(player1, Agent) and isinstance(player2, Agent)):
             raise ValueError("only agents can play on Ray workers: a human or a reference player plays in this "
                              f"process (got {type(player1).__name__} and {type(player2).__name__})")
-        if player1 is not player2 and player1.name == player2.name:
-            raise ValueError(f"the two players of a match on Ray workers need different names, both are "
-                             f"{player1.name!r}")
         specs = [self.spec(player1)] + ([] if player2 is player1 else [self.spec(player2)])
         log = logger.isEnabledFor(logging.INFO)
         collect = None if memory is None else memory.MEMORY_SIZE

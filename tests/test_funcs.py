@@ -247,6 +247,17 @@ def test_goes_first_is_validated(tiny_model, tiny_cfg):
         funcs.playMatches(agent, agent, 1, quietLogger(), 0, goes_first=2)
 
 
+def test_two_players_need_distinct_names_other_than_drawn(tiny_model, tiny_cfg):
+    """The scores are kept by name: two players under one name would be counted as one."""
+    for first, second in (("a", "a"), ("drawn", "b"), ("a", "drawn")):
+        with pytest.raises(ValueError, match=f"distinct names other than 'drawn'.*got '{first}' and '{second}'"):
+            funcs.playMatches(makeAgent(first, tiny_model, tiny_cfg), makeAgent(second, tiny_model, tiny_cfg), 1,
+                              quietLogger(), 0)
+    agent = makeAgent("a", tiny_model, tiny_cfg)
+    scores, _, _, _ = funcs.playMatches(agent, agent, 1, quietLogger(), 0)  # self-play: one player, one name
+    assert sum(scores.values()) == 1
+
+
 def test_human_plays_through_versions(tmp_path, tiny_cfg):
     cfg = tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "run"), MCTS_SIMS=2)
     runs.openRun(cfg, say=lambda _: None)
