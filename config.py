@@ -30,6 +30,18 @@ class ConfigError(ValueError):
     """A configuration value is missing, unknown or out of range."""
 
 
+def checkInference(engine: str, precision: str) -> None:
+    """Refuse an INFERENCE or INFERENCE_PRECISION the project does not know, and bf16
+    with TensorFlow (which has no bf16 engine here), naming the value: ConfigError.
+    Whether this machine can run a valid choice is `inference.resolve`'s question."""
+    if engine not in ENGINES:
+        raise ConfigError(f"INFERENCE must be one of {ENGINES}, got {engine!r}")
+    if precision not in PRECISIONS:
+        raise ConfigError(f"INFERENCE_PRECISION must be one of {PRECISIONS}, got {precision!r}")
+    if engine == "tensorflow" and precision == "bf16":
+        raise ConfigError("INFERENCE_PRECISION='bf16' needs INFERENCE='openvino' or 'auto'")
+
+
 def _is_positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
@@ -46,8 +58,13 @@ def _default_layers() -> list[dict]:
     return [{"filters": 75, "kernel_size": (4, 4)} for _ in range(6)]
 
 
+LOGGER_NAMES = ("main", "memory", "tourney", "mcts", "model")
+"""The run's logs (`loggers`), the keys of LOGGERS."""
+
+
 def _default_loggers() -> dict[str, bool]:
-    return {"main": True, "memory": False, "tourney": True, "mcts": False, "model": True}
+    """The tutorial's choice: main, tourney and model on; memory and mcts (large) off."""
+    return {name: name not in ("memory", "mcts") for name in LOGGER_NAMES}
 
 
 @dataclass
@@ -243,19 +260,15 @@ class Config:
                               f"({self.BATCH_SIZE}) and MEMORY_SIZE ({self.MEMORY_SIZE})")
         if self.ROOT_SEARCH not in ("puct", "gumbel"):
             raise ConfigError(f"ROOT_SEARCH must be 'puct' or 'gumbel', got {self.ROOT_SEARCH!r}")
-        if self.GUMBEL_C_VISIT < 0 or self.GUMBEL_C_SCALE <= 0:
-            raise ConfigError(f"GUMBEL_C_VISIT must not be negative and GUMBEL_C_SCALE must be positive, got "
-                              f"{self.GUMBEL_C_VISIT} and {self.GUMBEL_C_SCALE}")
+        if self.GUMBEL_C_VISIT < 0:
+            raise ConfigError(f"GUMBEL_C_VISIT must not be negative, got {self.GUMBEL_C_VISIT}")
+        if self.GUMBEL_C_SCALE <= 0:
+            raise ConfigError(f"GUMBEL_C_SCALE must be positive, got {self.GUMBEL_C_SCALE}")
         if not 0 <= self.VALUE_TARGET_Q_WEIGHT <= 1:
             raise ConfigError(f"VALUE_TARGET_Q_WEIGHT must lie in [0, 1], got {self.VALUE_TARGET_Q_WEIGHT}")
         if not isinstance(self.MERGE_DUPLICATES, bool):
             raise ConfigError(f"MERGE_DUPLICATES must be True or False, got {self.MERGE_DUPLICATES!r}")
-        if self.INFERENCE not in ENGINES:
-            raise ConfigError(f"INFERENCE must be one of {ENGINES}, got {self.INFERENCE!r}")
-        if self.INFERENCE_PRECISION not in PRECISIONS:
-            raise ConfigError(f"INFERENCE_PRECISION must be one of {PRECISIONS}, got {self.INFERENCE_PRECISION!r}")
-        if self.INFERENCE == "tensorflow" and self.INFERENCE_PRECISION == "bf16":
-            raise ConfigError("INFERENCE_PRECISION='bf16' needs INFERENCE='openvino' or 'auto'")
+        checkInference(self.INFERENCE, self.INFERENCE_PRECISION)
         if self.RAY_ADDRESS is not None and (not isinstance(self.RAY_ADDRESS, str) or not self.RAY_ADDRESS.strip()):
             raise ConfigError(f"RAY_ADDRESS must be None (a local Ray) or a cluster address such as "
                               f"'10.0.0.1:6379', got {self.RAY_ADDRESS!r}")
@@ -263,10 +276,10 @@ class Config:
         self._validate_schedule()
         for name in ["RUN_FOLDER", "RUN_ARCHIVE_FOLDER"]:
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ConfigError(f"{name} must be a non-empty path string")
+                raise ConfigError(f"{name} must be a non-empty path string, got {getattr(self, name)!r}")
         if not isinstance(self.LOGGERS, dict):
             raise ConfigError(f"LOGGERS must be a dict of logger name -> bool, got {self.LOGGERS!r}")
-        unknown = set(self.LOGGERS) - {"main", "memory", "tourney", "mcts", "model"}
+        unknown = set(self.LOGGERS) - set(LOGGER_NAMES)
         if unknown:
             raise ConfigError(f"LOGGERS has unknown logger names {sorted(unknown)}; "
                               "known: main, memory, tourney, mcts, model")
@@ -303,7 +316,7 @@ class Config:
         layers = self.HIDDEN_CNN_LAYERS
         if not isinstance(layers, list) or not layers:
             raise ConfigError("HIDDEN_CNN_LAYERS must be a non-empty list of "
-                              "{'filters': int, 'kernel_size': (int, int)}")
+                              f"{{'filters': int, 'kernel_size': (int, int)}}, got {layers!r}")
         for i, layer in enumerate(layers):
             ok = (isinstance(layer, dict) and set(layer) == {"filters", "kernel_size"}
                   and _is_positive_int(layer["filters"])

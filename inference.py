@@ -20,7 +20,7 @@ compute, so the search of some games proceeds on one core while the network eval
 other games' leaves on the other.
 
 `resolve` turns the config's INFERENCE and INFERENCE_PRECISION (`config.ENGINES`,
-`config.PRECISIONS`) into what this machine supports.
+`config.PRECISIONS`, checked by `config.checkInference`) into what this machine supports.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ try:  # OpenVINO is a regular dependency; a machine without a wheel for it uses 
 except ImportError:  # pragma: no cover - exercised only where OpenVINO cannot be installed
     ov = ov_ops = None
 
-from config import ENGINES, PRECISIONS, ConfigError  # noqa: E402
+from config import ConfigError, checkInference  # noqa: E402
 
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="inference")
 """The threads that run submitted calls (two: one per concurrent batch of the
@@ -75,18 +75,13 @@ def resolve(engine: str, precision: str) -> tuple[str, str]:
     machine: "auto" is OpenVINO in bf16 where the CPU supports it, else OpenVINO in
     f32, else TensorFlow in f32.  Raises EngineUnavailable for an explicit choice
     this machine cannot run (OpenVINO missing, bf16 without CPU support)."""
-    if engine not in ENGINES:
-        raise ValueError(f"inference engine must be one of {ENGINES}, got {engine!r}")
-    if precision not in PRECISIONS:
-        raise ValueError(f"inference precision must be one of {PRECISIONS}, got {precision!r}")
+    checkInference(engine, precision)
     if engine == "auto":
         engine = "openvino" if ov is not None else "tensorflow"
     if engine == "openvino" and ov is None:
         raise EngineUnavailable("INFERENCE='openvino' but the openvino package cannot be imported here; "
                                 "use INFERENCE='tensorflow' or 'auto'")
     if engine == "tensorflow":
-        if precision == "bf16":
-            raise EngineUnavailable("INFERENCE_PRECISION='bf16' needs INFERENCE='openvino' (or 'auto')")
         return engine, "f32"
     if precision == "auto":
         precision = "bf16" if cpuSupportsBF16() else "f32"

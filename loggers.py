@@ -7,7 +7,7 @@ copies included, stay under LOG_MAX_BYTES.  A disabled logger answers False to
 ``isEnabledFor`` and every costly message in the project is formatted only behind that
 test, so a disabled log costs nothing measurable.
 
-`setup_loggers` may be called any number of times (each training iteration, a new run
+`setup_loggers` may be called any number of times (each training run, a new run
 folder): it closes and replaces the previous handlers instead of piling them up.
 """
 
@@ -20,17 +20,14 @@ from contextlib import contextmanager
 from logging.handlers import RotatingFileHandler
 
 import storage
+from config import LOGGER_NAMES
 
-NAMES = ("main", "memory", "tourney", "mcts", "model")
-
-logger_main = logging.getLogger("connect4.main")
-logger_memory = logging.getLogger("connect4.memory")
-logger_tourney = logging.getLogger("connect4.tourney")
-logger_mcts = logging.getLogger("connect4.mcts")
-logger_model = logging.getLogger("connect4.model")
-
-_LOGGERS = {"main": logger_main, "memory": logger_memory, "tourney": logger_tourney,
-            "mcts": logger_mcts, "model": logger_model}
+_LOGGERS = {name: logging.getLogger(f"connect4.{name}") for name in LOGGER_NAMES}
+logger_main = _LOGGERS["main"]
+logger_memory = _LOGGERS["memory"]
+logger_tourney = _LOGGERS["tourney"]
+logger_mcts = _LOGGERS["mcts"]
+logger_model = _LOGGERS["model"]
 
 
 LINE_FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -67,7 +64,7 @@ def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
 def fileCap(cfg) -> int:
     """Size at which one log file rotates, so that the five logs and their rotated
     copies together stay under cfg.LOG_MAX_BYTES."""
-    return max(1, cfg.LOG_MAX_BYTES // (len(NAMES) * (cfg.LOG_BACKUP_COUNT + 1)))
+    return max(1, cfg.LOG_MAX_BYTES // (len(LOGGER_NAMES) * (cfg.LOG_BACKUP_COUNT + 1)))
 
 
 def close_handlers(logger: logging.Logger) -> None:

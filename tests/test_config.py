@@ -141,11 +141,15 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
 @pytest.mark.parametrize(("change", "message"), [
     ({"ROOT_SEARCH": "alphabeta"}, "ROOT_SEARCH must be"),
     ({"GUMBEL_SAMPLED_ACTIONS": 0}, "GUMBEL_SAMPLED_ACTIONS must be positive"),
-    ({"GUMBEL_C_SCALE": 0.0}, "GUMBEL_C_SCALE must be positive"),
+    ({"GUMBEL_C_SCALE": 0.0}, "GUMBEL_C_SCALE must be positive, got 0.0"),
+    ({"GUMBEL_C_VISIT": -1.0}, "GUMBEL_C_VISIT must not be negative, got -1.0"),
+    ({"RUN_FOLDER": ""}, "RUN_FOLDER must be a non-empty path string, got ''"),
+    ({"HIDDEN_CNN_LAYERS": []}, r"HIDDEN_CNN_LAYERS must be a non-empty list .*got \[\]"),
+    ({"LOGGERS": {"main": True, "search": True}}, r"unknown logger names \['search'\]"),
     ({"VALUE_TARGET_Q_WEIGHT": 1.5}, r"VALUE_TARGET_Q_WEIGHT must lie in \[0, 1\]"),
     ({"MERGE_DUPLICATES": 1}, "MERGE_DUPLICATES must be True or False"),
 ])
-def test_the_search_and_target_options_are_validated(change, message):
+def test_out_of_range_options_are_refused_naming_option_and_value(change, message):
     with pytest.raises(ConfigError, match=message):
         config.DEFAULT.replace(**change)
 
