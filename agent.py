@@ -153,7 +153,7 @@ class User:
         winner = names[-state.playerTurn]
         how = "wins" if state.isEndGame else f"wins, {names[state.playerTurn]} resigned"
         verdict = "you win!" if winner == self.name else "you lose."
-        self.output_fn(f"Game over after {moves} moves: {winner} ({GameState.pieces[str(-state.playerTurn)]}) "
+        self.output_fn(f"Game over after {moves} moves: {winner} ({playerPiece(-state.playerTurn)}) "
                        f"{how}; {verdict}")
 
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:

@@ -9,7 +9,7 @@ game is seen at a glance.
 from __future__ import annotations
 
 
-from game import COLUMNS, ROWS, GameState
+from game import COLUMNS, ROWS, GameState, playerPiece
 
 RED, YELLOW, BOARD_BLUE = "#d62728", "#f2c80f", "#1f5fbf"
 _FILL = {1: RED, -1: YELLOW, 0: "white"}
@@ -120,7 +120,7 @@ def boardSvg(state: GameState, last_action: int | None = None, cell: int = 44) -
         last, win = index == last_action, index in four
         stroke = ' stroke="black" stroke-width="4"' if win else ' stroke="black" stroke-width="2"' if last else ""
         flags = (" data-last" if last else "") + (" data-win" if win else "")
-        parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="{_FILL[disc]}"{stroke} data-disc="{GameState.pieces[str(disc)]}"'
+        parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="{_FILL[disc]}"{stroke} data-disc="{playerPiece(disc)}"'
                      f'{flags}/>')
     if four:
         (r0, c0), (r1, c1) = _ends(four)

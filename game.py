@@ -92,7 +92,8 @@ def legalMasks(states) -> np.ndarray:
 
 
 def playerPiece(player: int) -> str:
-    """The letter of a player on boards and in logs: X for 1 (moves first), O for -1."""
+    """The letter of a player on boards and in logs: X for 1 (moves first), O for -1
+    (and - for 0, an empty cell)."""
     return GameState.pieces[str(player)]
 
 

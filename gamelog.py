@@ -17,7 +17,7 @@ import logging
 import re
 import string
 
-from game import COLUMNS, GameState, columnOf
+from game import COLUMNS, GameState, columnOf, playerPiece
 
 
 class LineFormat:
@@ -89,7 +89,7 @@ def logMove(logger: logging.Logger, game: int, player: str, state: GameState, ac
             search_value: float | None, network_value: float | None) -> None:
     """A move of game `game`: the board before it, the visit shares `pi` (over the 42
     actions), the values (agents only; for the player to move) and the column."""
-    piece = GameState.pieces[str(state.playerTurn)]
+    piece = playerPiece(state.playerTurn)
     state.render(logger)
     logger.info(TO_MOVE.line(game=game, player=player, piece=piece, shares=sharesText(columnShares(state, pi))))
     if search_value is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import gamelog
 import loggers
 from boards import boardFigure, boardText, drawBoard, newFigure
-from game import COLUMNS, ROWS, GameState, columnOf
+from game import COLUMNS, ROWS, GameState, columnOf, playerPiece
 from memory import Memory
 
 
@@ -63,7 +63,7 @@ class Replay:
 
     def _title(self, i: int) -> str:
         frame = self.frames[i]
-        mover = GameState.pieces[str(frame.state.playerTurn)]
+        mover = playerPiece(frame.state.playerTurn)
         who = f"{frame.player or mover} ({mover})" if frame.player else mover
         if frame.state.isEndGame:
             return f"{i + 1}. final position"
@@ -215,7 +215,7 @@ def _logMove(replay: Replay | None, rows: list[str], pending: dict, column: int)
     frame = replay.frames[-1]
     state = frame.state
     action = state.actionForColumn(column) if 0 <= column < COLUMNS else None
-    if GameState.pieces[str(state.playerTurn)] != pending["piece"] or state.text().splitlines()[:ROWS] != rows or action is None:
+    if playerPiece(state.playerTurn) != pending["piece"] or state.text().splitlines()[:ROWS] != rows or action is None:
         return
     frame.action, frame.shares, frame.player = action, pending["shares"], pending["player"]
     frame.search_value, frame.nn_value = pending.get("search_value"), pending.get("nn_value")

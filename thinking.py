@@ -15,7 +15,7 @@ import html
 from dataclasses import dataclass
 
 from agent import Agent, SearchSteps
-from game import GameState, columnOf
+from game import GameState, columnOf, playerPiece
 
 
 @dataclass
@@ -140,6 +140,6 @@ class Narrated:
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
         move = yield from self.agent.actSteps(state, tau, noise)
         action, _, value, nn_value = move
-        self.say(f"{self.name} ({GameState.pieces[str(state.playerTurn)]}) "
+        self.say(f"{self.name} ({playerPiece(state.playerTurn)}) "
                  f"{thinkingLine(Thinking.of(self.agent, action, value, nn_value))}.")
         return move
