@@ -220,8 +220,13 @@ def askForColumn(state: GameState, input_fn=None, output_fn=print) -> int:
 class Agent:
     """An AlphaZero player: MCTS with priors and leaf values from `model`.
 
-    `config` supplies the root noise (EPSILON, ALPHA), the retraining schedule and
+    `config` supplies the root search (ROOT_SEARCH, GUMBEL_*), the root noise
+    (EPSILON, ALPHA), the retraining settings of `replay` (TRAINING_LOOPS,
+    BATCH_SIZE, EPOCHS, FIT_BATCH_SIZE, VALUE_TARGET_Q_WEIGHT, MERGE_DUPLICATES) and
     the seed of the agent's random draws; `logger` receives the MCTS log.
+
+    The search's *best move* (what tau=0 plays) is the most visited root edge with
+    PUCT, and the last action standing after sequential halving with Gumbel.
     """
 
     def __init__(self, name: str, state_size: int, action_size: int, mcts_simulations: int,
@@ -261,8 +266,9 @@ class Agent:
     def act(self, state: GameState, tau: float, noise: bool = False):
         """Search from `state` and choose a move (one network call per leaf).
 
-        Returns (action, pi, value, NN_value): pi the visit-count distribution over
-        the 42 actions (the training target), value the chosen edge's Q and NN_value
+        Returns (action, pi, value, NN_value): pi the search's policy over the 42
+        actions (the training target: visit shares with PUCT, the improved policy
+        with Gumbel), value the chosen edge's Q and NN_value
         the network's value of `state`, both for the player to move in `state`."""
         return runSerially(self.actSteps(state, tau, noise), self.evaluateStates)
 

@@ -135,7 +135,7 @@ def networkChooser(model) -> Chooser:
 
 def agentChooser(model, cfg: Config, sims: int, seed: int = 0) -> Chooser:
     """The AlphaZero agent's move: MCTS with `sims` simulations guided by `model`, no
-    root noise, the most visited move (tau=0).  Each position gets a fresh agent (own
+    root noise, the search's best move (tau=0; see `agent.Agent`).  Each position gets a fresh agent (own
     tree, seeded tie-breaks); the searches of a batch share one network call per
     step."""
     def choose(states: list[GameState]) -> list[int]:

@@ -15,14 +15,17 @@ the current network -> tournament current vs best -> promote and save.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import time
 
+import keras
 import numpy as np
 
 import evaluation
 import gamelog
+import initialise
 import loggers as lg
 import runs
 import storage
@@ -210,7 +213,8 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     With `memory`, every position is stored with its search policy and, at the end,
     the result for its player to move; Dirichlet root noise is used only then (self-
     play explores; tournaments and human games do not).  Moves are sampled (tau=1) for
-    the first `turns_until_tau0` turns of each game, then the most visited is played.
+    the first `turns_until_tau0` turns of each game, then the search's best move is
+    played (the most visited with PUCT, the sequential-halving winner with Gumbel).
 
     `pool` (a `workers.Pool`, agents only): the games are played by its Ray workers,
     each its share in lockstep, with the players' current weights, and come back here
@@ -336,8 +340,6 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
     checkpoint and a metrics row.  Returns the metrics row.  `pool` (a `workers.Pool`):
     the Ray workers that play the self-play and tournament games (None: this process
     plays them)."""
-    import keras
-
     cfg = run.cfg
     iteration = run.iteration + 1
     keras.utils.set_random_seed(cfg.SEED + iteration)
@@ -463,10 +465,6 @@ def _summary(row: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Train in a terminal, with progress bars: python -m funcs --iterations 3."""
-    import argparse
-
-    import initialise
-
     parser = argparse.ArgumentParser(description="Train the Connect Four agent (the notebook's training cell).")
     parser.add_argument("--iterations", type=int, default=None, help="iterations to run (default: until Ctrl-C)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="default",

@@ -102,7 +102,7 @@ class Match:
         self._play(action)
 
     def agentPlays(self) -> Thinking:
-        """Let the agent search and play its most visited move; returns its thinking."""
+        """Let the agent search and play its best move (tau=0); returns its thinking."""
         if self.over or self.humanToMove:
             raise ValueError("it is not the agent's turn" if not self.over else "the game is over")
         action, _, value, nn_value = self.agent.act(self.state, 0)

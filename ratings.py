@@ -94,8 +94,8 @@ def playReference(player, opponent, games: int, turns_until_tau0: int = 0,
                   logger: logging.Logger | None = None) -> dict[str, int]:
     """Play `games` games, colours alternating (`player` moves first in the even ones),
     with `funcs.playMatches`; returns {'wins', 'draws', 'losses'} of `player`.
-    Agents sample their moves from visit counts for the first `turns_until_tau0`
-    turns of each game (0: always the most visited move)."""
+    Agents sample their moves (tau=1) for the first `turns_until_tau0` turns of
+    each game, then play the search's best move (0: always the best move)."""
     scores, _, _, _ = funcs.playMatches(player, opponent, games, logger or lg.logger_tourney,
                                         turns_until_tau0, goes_first=0)
     return {"wins": scores[player.name], "draws": scores["drawn"], "losses": scores[opponent.name]}

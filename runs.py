@@ -19,6 +19,8 @@ import json
 import shutil
 from pathlib import Path
 
+import keras
+
 import evaluation
 import loggers as lg
 import storage
@@ -111,13 +113,31 @@ def readCheckpoint(folder: Path) -> dict:
     way_out = ("restore it, or move the run folder away to start a new run "
                "(models/ and memory/ keep every saved version)")
     values = storage.read_json(path, "checkpoint file", way_out)
-    ok = (isinstance(values, dict)
-          and isinstance(values.get("iteration"), int) and values["iteration"] >= 0
-          and isinstance(values.get("best_player_version"), int) and values["best_player_version"] >= 1
-          and (values.get("memory_iteration") is None or isinstance(values["memory_iteration"], int)))
-    if not ok:
-        raise storage.RunFileError(f"checkpoint file {path} is invalid ({values!r}); {way_out}")
+    problem = checkpointProblem(values)
+    if problem:
+        raise storage.RunFileError(f"checkpoint file {path} is invalid: {problem}; {way_out}")
     return values
+
+
+def _isInt(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def checkpointProblem(values) -> str | None:
+    """What is wrong with a checkpoint's contents (None: nothing): a JSON object with
+    iteration (int >= 0), best_player_version (int >= 1) and memory_iteration (int
+    >= 0, or null before the first snapshot)."""
+    if not isinstance(values, dict):
+        return f"it must hold a JSON object, got {values!r}"
+    checks = {"iteration": (lambda v: _isInt(v) and v >= 0, "an integer >= 0"),
+              "best_player_version": (lambda v: _isInt(v) and v >= 1, "an integer >= 1"),
+              "memory_iteration": (lambda v: v is None or (_isInt(v) and v >= 0), "an integer >= 0 or null")}
+    for key, (valid, meaning) in checks.items():
+        if key not in values and key != "memory_iteration":
+            return f"{key} is missing"
+        if not valid(values.get(key)):
+            return f"{key} must be {meaning}, got {values[key]!r}"
+    return None
 
 
 def savedVersionsList(folder) -> str:
@@ -253,8 +273,6 @@ def startingPoint(cfg: Config, initial_run: int | None = None) -> tuple[str, Con
 
 
 def _startNew(folder: Path, cfg: Config, say) -> RunState:
-    import keras
-
     keras.utils.set_random_seed(cfg.SEED)
     best_NN, current_NN = _networks(cfg, folder)
     current_NN.setWeightsFrom(best_NN.model)

@@ -10,6 +10,8 @@ Layout of a run folder::
     checkpoint.json            iterations done, best version, memory snapshot (written at
                                the end of each iteration, and at once after a promotion)
     metrics.jsonl              one JSON row per finished iteration
+    curve.jsonl                mistake rates of versions on Pons' sets (benchmarks/curve.py;
+                               measurement only, training never reads it)
     logs/                      main, memory, tourney, mcts, model logs (rotated)
     models/versionNNNN.keras   every promoted network (version 1 = the initial one)
     models/current.keras       the current network, after its latest retraining
@@ -256,7 +258,7 @@ def load_model(path, way_out: str = "resume from an earlier version (initialise.
     """Load a .keras file in Keras safe mode (no code from the file is executed),
     uncompiled: its weights are all a run reads from it, so the loss it was trained
     with is never needed."""
-    import keras
+    import keras  # heavy: only reading or writing a network pays for it
 
     path = Path(path)
     if not path.exists():

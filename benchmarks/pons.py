@@ -6,7 +6,7 @@ Run: make pons   (or: .venv/bin/python benchmarks/pons.py [--version N] [--run-f
 For each set (stage of the game x difficulty), the share of positions where the move
 chosen is a mistake (its win / draw / loss outcome for the player to move is worse
 than the best available), for the raw network (highest policy logit among legal
-moves) and for the MCTS agent (S simulations, no noise, most visited move), beside
+moves) and for the MCTS agent (S simulations, no noise, the search's best move), beside
 the published figures of AlphaZero.jl's trained MCTS player and a depth-5 minimax.
 The network is version N of the run folder (default: the run's best version; 0, or a
 folder that holds no run: an untrained network built from that run's config, else the

@@ -1,6 +1,8 @@
 """A run folder's life (runs.py): where training starts from, the player a version
 makes, and what an iteration writes."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,20 @@ def test_a_promotion_is_saved_and_checkpointed_at_once(tiny_cfg, tmp_path):
     for path in (storage.model_path(run.folder, 2), storage.current_model_path(run.folder)):
         saved = storage.load_model(path).get_weights()
         assert all(np.array_equal(a, b) for a, b in zip(saved, run.current_NN.model.get_weights()))
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ([1, 2], r"it must hold a JSON object, got \[1, 2\]"),
+    ({"best_player_version": 1}, "iteration is missing"),
+    ({"iteration": -1, "best_player_version": 1}, "iteration must be an integer >= 0, got -1"),
+    ({"iteration": 3, "best_player_version": 0}, "best_player_version must be an integer >= 1, got 0"),
+    ({"iteration": 3, "best_player_version": True}, "best_player_version must be an integer >= 1, got True"),
+    ({"iteration": 3, "best_player_version": 2, "memory_iteration": "3"},
+     "memory_iteration must be an integer >= 0 or null, got '3'"),
+])
+def test_an_invalid_checkpoint_names_the_wrong_entry(tmp_path, values, message):
+    storage.checkpoint_path(tmp_path).write_text(json.dumps(values))
+    with pytest.raises(storage.RunFileError, match=f"checkpoint file .* is invalid: {message}; restore it"):
+        runs.readCheckpoint(tmp_path)
+    storage.checkpoint_path(tmp_path).write_text(json.dumps({"iteration": 3, "best_player_version": 2}))
+    assert runs.readCheckpoint(tmp_path)["best_player_version"] == 2
