@@ -50,6 +50,17 @@ def evaluationsOf(states: list[GameState], values: np.ndarray, logits: np.ndarra
     return list(zip(np.asarray(values, dtype=np.float64).tolist(), priors))
 
 
+def withTemperature(weights: np.ndarray, tau: float) -> np.ndarray:
+    """`weights` (visit counts or shares, >= 0) raised to 1/tau and normalised to sum
+    1: tau=1 leaves the proportions, a smaller tau sharpens them, and tau=0 is the
+    limit, uniform over the largest."""
+    if tau == 0:
+        weights = (weights == weights.max()).astype(np.float64)
+    elif tau != 1:
+        weights = weights ** (1.0 / tau)
+    return weights / weights.sum()
+
+
 def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[Evaluation]]):
     """Drive a search generator to its end, evaluating each leaf as it is asked for;
     returns the generator's result."""
@@ -377,30 +388,24 @@ class Agent:
         return lambda: evaluationsOf(states, *future.result())
 
     def getAV(self, tau: float):
-        """(pi, values) over the 42 actions at the root: pi proportional to N^(1/tau)
-        (tau=0: uniform over the most visited), values the edges' Q for the player
-        to move at the root."""
+        """(pi, values) over the 42 actions at the root: pi the visit counts N
+        sharpened by `tau` (`withTemperature`), values the edges' Q for the player to
+        move at the root."""
         pi = np.zeros(self.action_size, dtype=np.float64)
         values = np.zeros(self.action_size, dtype=np.float64)
         for action, edge in self.root.edges:
             pi[action] = edge.N
             values[action] = edge.Q
-        if tau == 0:
-            pi = (pi == pi.max()).astype(np.float64)
-        elif tau != 1:
-            pi = pi ** (1.0 / tau)
-        return pi / pi.sum(), values
+        return withTemperature(pi, tau), values
 
     def chooseAction(self, pi: np.ndarray, values: np.ndarray, tau: float):
         """Choose from the visit shares `pi` (getAV(1)): tau=0 the most visited move,
-        ties broken at random; otherwise a move sampled with probability proportional
-        to pi^(1/tau).  Returns (action, the
-        chosen edge's Q for the player to move)."""
+        ties broken at random; otherwise a move sampled from `withTemperature(pi,
+        tau)`.  Returns (action, the chosen edge's Q for the player to move)."""
         if tau == 0:
             action = int(self.rng.choice(np.flatnonzero(pi == pi.max())))
         else:
-            weights = pi if tau == 1 else pi ** (1.0 / tau)
-            action = int(self.rng.choice(len(pi), p=weights / weights.sum()))
+            action = int(self.rng.choice(len(pi), p=withTemperature(pi, tau)))
         return action, float(values[action])
 
     # -- the tree --------------------------------------------------------------------

@@ -301,6 +301,16 @@ def test_tau_zero_breaks_ties_at_random(tiny_model, tiny_cfg):
     assert chosen == tied
 
 
+def test_chooseAction_samples_the_shares_sharpened_by_tau(tiny_model, tiny_cfg):
+    agent = agent_with_visits(tiny_model, tiny_cfg, [2, 8, 0, 0, 0, 0, 0], seed=3)
+    pi, values = agent.getAV(1)
+    first, second = GameState.initial().actionForColumn(0), GameState.initial().actionForColumn(1)
+    for tau, share in [(1, 0.8), (0.5, 64 / 68), (2, np.sqrt(8) / (np.sqrt(2) + np.sqrt(8)))]:
+        picks = [agent.chooseAction(pi, values, tau)[0] for _ in range(4000)]
+        assert set(picks) == {first, second}
+        assert picks.count(second) / len(picks) == pytest.approx(share, abs=0.025)
+
+
 # -- network outputs to priors ----------------------------------------------------------------------
 def test_policy_from_huge_logits_is_finite():
     state = GameState.fromMoves("444444")  # column 4 full
