@@ -422,8 +422,11 @@ def workerPool(cfg: Config, say=runs.sayNow):
 
 def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=runs.sayNow,
           initial_run: int | None = None, initial_model_version: int | None = None,
-          initial_memory_version: int | None = None) -> list[dict]:
-    """Run the training loop for `iterations` iterations (None: until interrupted).
+          initial_memory_version: int | None = None, hours: float | None = None) -> list[dict]:
+    """Run the training loop for `iterations` iterations (None: until interrupted), and
+    with `hours` only until the run's training time (the sum of its iterations'
+    phase times, `runs.trainingHours`; a resumed run's earlier iterations count)
+    reaches `hours`.
 
     Resumes the run in cfg.RUN_FOLDER if there is one (see `runs.openRun`); the run folder
     is locked meanwhile, so a second trainer on it is refused.  An interrupt
@@ -439,11 +442,14 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
         run = runs.openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)
         lg.setup_loggers(run.folder, run.cfg)
         rows = []
+        spent = 3600 * (runs.trainingHours(runs.readMetrics(run.folder)) or [0.0])[-1]
         try:
             with workerPool(cfg, say) as pool:
-                while iterations is None or len(rows) < iterations:
+                while ((iterations is None or len(rows) < iterations)
+                       and (hours is None or spent < 3600 * hours)):
                     row = trainIteration(run, progress, pool)
                     rows.append(row)
+                    spent += sum(row["seconds"].values())
                     say(_summary(row))
         except KeyboardInterrupt:
             say(f"Interrupted: {run.iteration} iterations are saved; training again resumes from there.")
@@ -467,6 +473,8 @@ def main(argv: list[str] | None = None) -> None:
     """Train in a terminal, with progress bars: python -m funcs --iterations 3."""
     parser = argparse.ArgumentParser(description="Train the Connect Four agent (the notebook's training cell).")
     parser.add_argument("--iterations", type=int, default=None, help="iterations to run (default: until Ctrl-C)")
+    parser.add_argument("--hours", type=float, default=None,
+                        help="stop once the run's training time (its iterations' phase times) reaches this")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="default",
                         help="configuration of a new run (a resumed run keeps its own config.json)")
     parser.add_argument("--run-folder", default=None, help="run folder (default: the preset's RUN_FOLDER)")
@@ -478,6 +486,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.iterations is not None and args.iterations < 1:
         parser.error("--iterations must be at least 1")
+    if args.hours is not None and not args.hours > 0:
+        parser.error("--hours must be positive")
     cfg = PRESETS[args.preset]
     cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
     stops = (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError)
@@ -489,7 +499,7 @@ def main(argv: list[str] | None = None) -> None:
             stops += (workers.WorkersLost,)
         train(args.iterations, cfg, progress=not args.no_progress, initial_run=initialise.INITIAL_RUN_NUMBER,
               initial_model_version=initialise.INITIAL_MODEL_VERSION,
-              initial_memory_version=initialise.INITIAL_MEMORY_VERSION)
+              initial_memory_version=initialise.INITIAL_MEMORY_VERSION, hours=args.hours)
     except KeyboardInterrupt:
         pass
     except stops as error:  # a message that says what to do, not a traceback

@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import evaluation  # noqa: E402
 import funcs  # noqa: E402
-import loggers as lg  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT, PROJECT_ROOT, STRONG, Config  # noqa: E402
@@ -50,22 +49,6 @@ def variantConfig(name: str, out: Path) -> Config:
     per-iteration evaluation and with only the main log."""
     return STRONG.replace(**VARIANTS[name][1], RUN_FOLDER=str(out / name), EVAL_POSITIONS=0,
                           LOGGERS={"main": True, "memory": False, "tourney": False, "mcts": False, "model": False})
-
-
-def trainFor(cfg: Config, seconds: float, say) -> runs.RunState:
-    """Train (or resume) cfg's run until its iterations' phase times add up to
-    `seconds`; returns the run."""
-    folder = cfg.path("RUN_FOLDER")
-    with storage.runLock(folder):
-        run = runs.openRun(cfg, say=say)
-        lg.setup_loggers(run.folder, run.cfg)
-        spent = 3600 * (runs.trainingHours(runs.readMetrics(folder)) or [0.0])[-1]
-        while spent < seconds:
-            row = funcs.trainIteration(run, progress=False)
-            spent += sum(row["seconds"].values())
-            say(f"{folder.name}: iteration {row['iteration']}, {spent / 60:.1f} min, best version "
-                f"{row['best_player_version']}")
-    return run
 
 
 def ablationTable(rows: list[dict]) -> str:
@@ -95,8 +78,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     results = args.out / "ablation.jsonl"
     positions = evaluation.benchmarkPositions(STRONG.EVAL_POSITIONS, STRONG.SEED)
     for name in args.variants:
-        run = trainFor(variantConfig(name, args.out), 60 * args.minutes, lambda text: print(text, flush=True))
-        rates = funcs.evaluateBest(run, positions=positions)
+        cfg, say = variantConfig(name, args.out), (lambda text: print(text, flush=True))
+        funcs.train(None, cfg, progress=False, say=say, hours=args.minutes / 60)
+        with storage.runLock(cfg.path("RUN_FOLDER")):
+            run = runs.openRun(cfg, say=say)
+            rates = funcs.evaluateBest(run, positions=positions)
         row = {"variant": name, "minutes": args.minutes, "iterations": run.iteration,
                "best_version": run.best_player_version, "positions": len(positions), "sims": run.cfg.EVAL_SIMS,
                "agent": round(100 * rates["mistake_rate"], 1), "network": round(100 * rates["network_mistake_rate"], 1)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from benchmarks import ablation
 
 import config
+import funcs
 import runs
 
 
@@ -21,13 +22,13 @@ def test_each_variant_changes_only_its_lever_and_trains_in_its_own_folder(tmp_pa
 def test_training_stops_once_the_phase_times_reach_the_budget_and_resumes_there(tmp_path, tiny_cfg):
     cfg = tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "run"), EPISODES=2, MCTS_SIMS=4, MIN_MEMORY_SIZE=32,
                            EVAL_POSITIONS=0)
-    run = ablation.trainFor(cfg, 1e-3, say=lambda _: None)
-    assert run.iteration == 1  # any iteration outlasts a millisecond
+    quiet = {"progress": False, "say": lambda _: None}
+    assert len(funcs.train(None, cfg, hours=1e-3 / 3600, **quiet)) == 1  # any iteration outlasts a millisecond
     hours = runs.trainingHours(runs.readMetrics(tmp_path / "run"))
-    again = ablation.trainFor(cfg, 3600 * hours[-1], say=lambda _: None)
-    assert again.iteration == 1  # the budget is already spent: nothing more is trained
-    longer = ablation.trainFor(cfg, 3600 * hours[-1] + 1e-3, say=lambda _: None)
-    assert longer.iteration == 2
+    assert funcs.train(None, cfg, hours=hours[-1], **quiet) == []  # the budget is already spent
+    longer = funcs.train(None, cfg, hours=hours[-1] + 1e-3 / 3600, **quiet)
+    assert [row["iteration"] for row in longer] == [2]
+    assert [row["iteration"] for row in funcs.train(1, cfg, hours=10.0, **quiet)] == [3]  # iterations stop first
 
 
 def test_the_table_compares_each_variant_with_the_strong_preset_at_the_same_time():

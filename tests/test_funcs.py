@@ -521,6 +521,11 @@ def test_terminal_training_resumes_a_run_with_progress_bars(tmp_path, tiny_cfg, 
     assert runs.readCheckpoint(folder)["iteration"] == 1
     with pytest.raises(SystemExit):
         funcs.main(["--iterations", "0"])
+    with pytest.raises(SystemExit):
+        funcs.main(["--hours", "0"])
+    assert "--hours must be positive" in capsys.readouterr().err
+    funcs.main(["--hours", "1e-9", "--run-folder", str(folder), "--no-progress"])  # its time is spent already
+    assert runs.readCheckpoint(folder)["iteration"] == 1
     loggers.disable_all()
 
 
