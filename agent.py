@@ -132,7 +132,8 @@ class User:
     messages.  Both are injectable so games can be driven without a keyboard;
     `input_fn` None is the builtin `input` as it is when asking (a notebook front end
     or a test may replace it after this module is imported).  Typing 'q' (or ending
-    the input) resigns: `act` raises `Resign`.
+    the input) resigns: `act` raises `Resign`.  The constructor keeps the tutorial's
+    signature; `state_size` is not used.
     """
 
     def __init__(self, name: str, state_size: int, action_size: int,
@@ -234,7 +235,9 @@ class Agent:
     `config` supplies the root search (ROOT_SEARCH, GUMBEL_*), the root noise
     (EPSILON, ALPHA), the retraining settings of `replay` (TRAINING_LOOPS,
     BATCH_SIZE, EPOCHS, FIT_BATCH_SIZE, VALUE_TARGET_Q_WEIGHT, MERGE_DUPLICATES) and
-    the seed of the agent's random draws; `logger` receives the MCTS log.
+    the seed of the agent's random draws; `logger` receives the MCTS log.  The
+    constructor keeps the tutorial's signature; its `state_size` is not used (the
+    network knows its input).
 
     The search's *best move* (what tau=0 plays) is the most visited root edge with
     PUCT, and the last action standing after sequential halving with Gumbel.
@@ -261,9 +264,7 @@ class Agent:
     def fromConfig(cls, name: str, cfg: Config, model, seed: int | None = None, logger: logging.Logger | None = None,
                    mcts_simulations: int | None = None) -> "Agent":
         """The agent `cfg` describes (its MCTS_SIMS unless `mcts_simulations`, its CPUCT),
-        playing with `model`; like `Residual_CNN.fromConfig`.  (`state_size`, the
-        tutorial's constructor argument, is kept in the signature only: the network
-        knows its input.)"""
+        playing with `model`; like `Residual_CNN.fromConfig`."""
         sims = cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
         return cls(name, STATE_SIZE, ACTION_SIZE, sims, cfg.CPUCT, model, cfg, seed, logger)
 
