@@ -83,7 +83,6 @@ class Memory:
     def save(self, path) -> None:
         """Write the long-term memory as an .npz of plain arrays, atomically."""
         rows = list(self.ltmemory)
-        rows = [{"q": row["value"], **row} for row in rows]  # a row without a search value: q is z
         arrays = {name: np.array([row[name] for row in rows], dtype=dtype).reshape((len(rows), *shape))
                   for name, (shape, dtype) in {**_FIELDS, **_OPTIONAL_FIELDS}.items()}
         storage.atomic_write(path, lambda tmp: _save_npz(tmp, arrays))

@@ -83,7 +83,7 @@ def test_memory_replay_follows_a_game_stored_mirrored_first(tmp_path):
         (mine, mine_pi), (mirror, mirror_pi) = Game.identities(state, pi)
         for s, p in ((mirror, mirror_pi), (mine, mine_pi)):
             memory.ltmemory.append({"board": s.board, "state": s, "id": s.id, "AV": p,
-                                    "playerTurn": s.playerTurn, "value": 0.0})
+                                    "playerTurn": s.playerTurn, "value": 0.0, "q": 0.0})
         state = state.takeAction(action)[0]
     memory.save(tmp_path / "m.npz")
     replay = replayGame(tmp_path / "m.npz")
