@@ -282,7 +282,7 @@ class Config:
         unknown = set(self.LOGGERS) - set(LOGGER_NAMES)
         if unknown:
             raise ConfigError(f"LOGGERS has unknown logger names {sorted(unknown)}; "
-                              "known: main, memory, tourney, mcts, model")
+                              f"known: {', '.join(LOGGER_NAMES)}")
         if not all(isinstance(v, bool) for v in self.LOGGERS.values()):
             raise ConfigError(f"LOGGERS values must be True or False, got {self.LOGGERS!r}")
 

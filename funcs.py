@@ -442,7 +442,7 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
         run = runs.openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)
         lg.setup_loggers(run.folder, run.cfg)
         rows = []
-        spent = 3600 * (runs.trainingHours(runs.readMetrics(run.folder)) or [0.0])[-1]
+        spent = 0.0 if hours is None else 3600 * (runs.trainingHours(runs.readMetrics(run.folder)) or [0.0])[-1]
         try:
             with workerPool(cfg, say) as pool:
                 while ((iterations is None or len(rows) < iterations)

@@ -129,12 +129,13 @@ def checkpointProblem(values) -> str | None:
     >= 0, or null before the first snapshot)."""
     if not isinstance(values, dict):
         return f"it must hold a JSON object, got {values!r}"
+    for key in ("iteration", "best_player_version"):
+        if key not in values:
+            return f"{key} is missing"
     checks = {"iteration": (lambda v: _isInt(v) and v >= 0, "an integer >= 0"),
               "best_player_version": (lambda v: _isInt(v) and v >= 1, "an integer >= 1"),
               "memory_iteration": (lambda v: v is None or (_isInt(v) and v >= 0), "an integer >= 0 or null")}
     for key, (valid, meaning) in checks.items():
-        if key not in values and key != "memory_iteration":
-            return f"{key} is missing"
         if not valid(values.get(key)):
             return f"{key} must be {meaning}, got {values[key]!r}"
     return None
