@@ -8,7 +8,15 @@ Points of view, which every value here carries:
   edge's in-node).  Selection maximises Q + U from the chooser's point of view.
 - `backFill(leaf, value, ...)`: `value` is for the player to move at the leaf.
 
-The tree is keyed by state id, so transpositions share a node.  The search itself
+The tree is keyed by state id, so transpositions share a node.  Edges are made when
+first chosen: an expanded node keeps the priors of its moves not tried yet, and the
+best of them competes in selection with the score an edge of no visits would have
+(Q = 0, U = scale * P), so the search chooses exactly as with every edge built at
+expansion, while touching only the edges that have been tried.  Most moves of most
+nodes are never tried, and the edges a descent scans are what it spends its time and
+its caches on.  The root of each move gets all its edges (`Node.allEdges`): the
+noise, the Gumbel root search, the move choice and the logs see every legal move
+there.  The search itself
 never calls a network: `moveToLeaf` stops at a leaf, someone evaluates it (one call per
 leaf, or one call for many games' leaves), `expandLeaf` and `backFill` finish the
 simulation.
@@ -66,24 +74,45 @@ def fewerCollections(threshold: int = 50_000):
 
 
 class Node:
-    """A position in the tree; `edges` is a list of (action, Edge), empty until the
-    node is expanded (and forever for a finished game).  `N` is the sum of the
-    edges' visit counts (the simulations that went on from this node); `tree` is
+    """A position in the tree.  `edges` is a list of (action, Edge) for the moves tried
+    so far, in the order they were tried (all legal moves, in action order, after
+    `allEdges`); `untried` the legal moves without an edge yet, ordered so that
+    `untried[-1]` is the one of highest prior (equal priors: the first listed);
+    `priors` the prior probabilities over the 42 actions given at expansion.  A node
+    is a leaf until expanded (and forever for a finished game).  `N` is the sum of
+    the edges' visit counts (the simulations that went on from this node); `tree` is
     the search's table of nodes by state id, where children are looked up."""
 
-    __slots__ = ("state", "playerTurn", "id", "edges", "nn_value", "N", "tree")
+    __slots__ = ("state", "playerTurn", "id", "edges", "untried", "priors", "nn_value", "N", "tree")
 
     def __init__(self, state: GameState, tree: dict[int, "Node"] | None = None):
         self.state = state
         self.playerTurn = state.playerTurn
         self.id = state.id
         self.edges: list[tuple[int, Edge]] = []
+        self.untried: list[int] = []
+        self.priors = None
         self.nn_value: float | None = None
         self.N = 0
         self.tree = tree
 
     def isLeaf(self) -> bool:
-        return len(self.edges) == 0
+        return not self.edges and not self.untried
+
+    def tryNext(self) -> "Edge":
+        """Make the edge of the untried move of highest prior (see `untried`)."""
+        action = self.untried.pop()
+        edge = Edge(self, self.priors[action], action)
+        self.edges.append((action, edge))
+        return edge
+
+    def allEdges(self) -> None:
+        """Give every untried move its edge (no visits yet) and list all edges in
+        action order, as the tutorial's expansion does; selection chooses the same
+        either way."""
+        while self.untried:
+            self.tryNext()
+        self.edges.sort(key=lambda pair: pair[0])
 
 
 class Edge:
@@ -149,9 +178,10 @@ class MCTS:
         self.rootNoise = self.rootPriors = None
 
     def drawRootNoise(self) -> None:
-        """Draw this move's Dirichlet noise over the (expanded) root's edges, and fix the
-        priors selection sees at the root, (1 - epsilon) * P + epsilon * noise; no
-        noise (rootNoise and rootPriors None) when epsilon is 0."""
+        """Give the (expanded) root all its edges, draw this move's Dirichlet noise over
+        them, and fix the priors selection sees at the root, (1 - epsilon) * P +
+        epsilon * noise; no noise (rootNoise and rootPriors None) when epsilon is 0."""
+        self.root.allEdges()
         if self.epsilon > 0 and self.root.edges:
             self.rootNoise = self.rng.dirichlet([self.alpha] * len(self.root.edges))
             eps = self.epsilon
@@ -176,8 +206,11 @@ class MCTS:
         Returns (leaf, value, done, breadcrumbs): `value` is the game's result for the
         player to move at the leaf when `done` (-1: they lost, 0: draw), else 0.
         U = explorationScale(node) * P / (1 + N), Q from the point of view of the
-        player choosing; ties go to the first listed edge.  This is the search's hot
-        loop: the rule is written out inline rather than through calls."""
+        player choosing; an untried move scores what its edge would (Q = 0, U = scale *
+        P), and its edge is made when it is chosen (`Node.tryNext`).  Ties go to the
+        first listed edge, and between a tried edge and an untried move to the edge.
+        This is the search's hot loop: the rule is written out inline rather than
+        through calls."""
         log = self._logging()
         self.simulations += 1
         if log:
@@ -189,7 +222,7 @@ class MCTS:
         if rootEdge is not None:
             breadcrumbs.append(rootEdge)
             node, priors = rootEdge.outNode, None
-        while node.edges:
+        while node.edges or node.untried:
             visits = node.N
             scale = cpuct * math.sqrt(visits) if visits > 1 else cpuct
             best_score = -math.inf
@@ -199,6 +232,8 @@ class MCTS:
                     score = edge.Q + scale * edge.P / (1 + edge.N)
                     if score > best_score:
                         best_score, best = score, edge
+                if node.untried and scale * node.priors[node.untried[-1]] > best_score:
+                    best = node.tryNext()
             else:
                 for (_, edge), prior in zip(node.edges, priors):
                     score = edge.Q + scale * prior / (1 + edge.N)
@@ -213,11 +248,14 @@ class MCTS:
         return node, state.value[0], state.isEndGame, breadcrumbs
 
     def expandLeaf(self, leaf: Node, probs, nn_value: float) -> None:
-        """Give `leaf` one edge per legal move with prior probs[action] (children are
-        built when first visited); `nn_value` is the network's value of the leaf for
-        its player to move.  `probs` is indexable by action (a list is fastest)."""
+        """Expand `leaf`: its legal moves become untried moves with prior probs[action]
+        (an edge is made when a move is first chosen, its child when first visited);
+        `nn_value` is the network's value of the leaf for its player to move.  `probs`
+        is indexable by action (a list is fastest)."""
         leaf.nn_value = float(nn_value)
-        leaf.edges = [(action, Edge(leaf, probs[action], action)) for action in leaf.state.allowedActions]
+        leaf.priors = probs
+        # Ascending prior, and the reversed listing keeps the first listed of equal priors last.
+        leaf.untried = sorted(reversed(leaf.state.allowedActions), key=probs.__getitem__)
 
     def backFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
         """Add `value` (for the player to move at `leaf`) to every edge on the path,
@@ -233,18 +271,21 @@ class MCTS:
 
     # -- logging (only called when the MCTS logger is enabled) ---------------------------
     def _logSelection(self, node: Node, scale: float, chosen: Edge) -> None:
+        """One line per legal move of `node`, in column order (untried moves with no
+        visits), the chosen one marked."""
         lg = self.logger
         at_root = node is self.root and self.rootNoise is not None
-        priors = self.rootPriors if at_root else [edge.P for _, edge in node.edges]
+        rows = [(action, edge.N, edge.P, float(self.rootNoise[i]) if at_root else 0.0, edge.Q,
+                 self.rootPriors[i] if at_root else edge.P, edge is chosen)
+                for i, (action, edge) in enumerate(node.edges)]
+        rows += [(action, 0, node.priors[action], 0.0, 0.0, node.priors[action], False) for action in node.untried]
         lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), playerPiece(node.playerTurn),
                 node.N)
         lg.info("  col     N       P   noise       Q       U     Q+U")
-        for i, (action, edge) in enumerate(node.edges):
-            nu = float(self.rootNoise[i]) if at_root else 0.0
-            u = scale * priors[i] / (1 + edge.N)
-            mark = "  <-" if edge is chosen else ""
-            lg.info("  %3d %5d %7.3f %7.3f %7.3f %7.3f %7.3f%s", columnOf(action) + 1, edge.N,
-                    edge.P, nu, edge.Q, u, edge.Q + u, mark)
+        for action, n, p, nu, q, prior, isChosen in sorted(rows):
+            u = scale * prior / (1 + n)
+            lg.info("  %3d %5d %7.3f %7.3f %7.3f %7.3f %7.3f%s", columnOf(action) + 1, n, p, nu, q, u, q + u,
+                    "  <-" if isChosen else "")
         lg.info("  chosen: column %d", columnOf(chosen.action) + 1)
 
     def _logBackFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:

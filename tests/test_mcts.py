@@ -39,16 +39,19 @@ def uniform(state: GameState) -> np.ndarray:
 
 def expanded_root(state: GameState, weights=None, **mcts_args) -> MCTS:
     """A search tree whose root (`state`) is expanded with the given prior weights
-    (uniform by default) and network value 0."""
+    (uniform by default) and network value 0, every edge made (as at a move's root)."""
     root = Node(state)
     mcts = MCTS(root, cpuct=1.0, **mcts_args)
     probs = uniform(state) if weights is None else priors(state, weights)
     mcts.expandLeaf(root, probs, 0.0)
+    root.allEdges()
     return mcts
 
 
 def edge_for_column(node: Node, column: int):
-    """The edge of `node` dropping a disc in `column` (0..6)."""
+    """The edge of the expanded `node` dropping a disc in `column` (0..6); every edge
+    of the node is made first."""
+    node.allEdges()
     return next(edge for action, edge in node.edges if action % 7 == column)
 
 
@@ -115,7 +118,7 @@ def test_tree_reuse_keeps_the_subtree(tiny_model, tiny_cfg):
 
     assert agent.root is node and agent.mcts.tree[position.id] is node
     assert root_visits(agent) == sum(before.values()) + sims
-    assert all(edge.N >= before[action] for action, edge in node.edges)
+    assert all(edge.N >= before.get(action, 0) for action, edge in node.edges)
     assert old_ids <= set(agent.mcts.tree)
 
 
@@ -185,6 +188,54 @@ def test_selection_maximises_q_plus_u():
     scores = [edge.Q + ui for edge, ui in zip(edges, u)]
     _, _, _, breadcrumbs = mcts.moveToLeaf()
     assert breadcrumbs[0] is edges[int(np.argmax(scores))]
+
+
+# -- edges made when first chosen ------------------------------------------------------------------
+def test_expansion_makes_no_edge_and_orders_the_untried_moves_by_prior():
+    state = GameState.initial()
+    mcts = MCTS(Node(state), cpuct=1.0)
+    mcts.expandLeaf(mcts.root, priors(state, [1, 3, 2, 3, 1, 0.5, 2]), 0.25)
+    root = mcts.root
+    assert root.edges == [] and not root.isLeaf() and root.nn_value == 0.25
+    columns = [action % 7 for action in reversed(root.untried)]
+    assert columns == [1, 3, 2, 6, 0, 4, 5]  # highest prior first; equal priors: the first listed
+    _, _, _, breadcrumbs = mcts.moveToLeaf()
+    assert [edge.action % 7 for edge in breadcrumbs] == [1]
+    assert [action % 7 for action, _ in root.edges] == [1] and len(root.untried) == 6
+    root.allEdges()
+    assert [action for action, _ in root.edges] == state.allowedActions and root.untried == []
+    assert edge_for_column(root, 1) is breadcrumbs[0]
+
+
+def searched_leaves(state: GameState, simulations: int, allEdges: bool) -> tuple[list, int]:
+    """The path of every simulation of a search from `state` whose evaluations are
+    fixed pseudo-random numbers per position (priors without ties), with every
+    edge made at expansion (`allEdges`, the tutorial's way) or when first chosen; and
+    how many edges the tree holds at the end."""
+    mcts = MCTS(Node(state), cpuct=1.5)
+    paths = []
+    for _ in range(simulations):
+        leaf, value, done, breadcrumbs = mcts.moveToLeaf()
+        if not done:
+            rng = np.random.default_rng(leaf.id % 2**32)
+            probs = np.zeros(CELLS)
+            probs[leaf.state.allowedActions] = rng.dirichlet([1.0] * len(leaf.state.allowedActions))
+            value = float(rng.uniform(-1, 1))
+            mcts.expandLeaf(leaf, probs.tolist(), value)
+            if allEdges:
+                leaf.allEdges()
+        mcts.backFill(leaf, value, breadcrumbs)
+        paths.append([edge.action for edge in breadcrumbs])
+    return paths, sum(len(node.edges) for node in mcts.tree.values())
+
+
+@pytest.mark.parametrize("moves", ["", "4453", "112233"])
+def test_edges_made_when_chosen_search_exactly_as_all_edges_made(moves):
+    state = GameState.fromMoves(moves)
+    lazy, lazyEdges = searched_leaves(state, 400, allEdges=False)
+    eager, eagerEdges = searched_leaves(state, 400, allEdges=True)
+    assert lazy == eager
+    assert lazyEdges < eagerEdges / 2
 
 
 # -- Dirichlet noise ----------------------------------------------------------------------------
@@ -268,6 +319,7 @@ def agent_with_visits(model, cfg, visits: list[int], seed: int = 0) -> Agent:
     agent = make_agent(model, cfg, sims=1, seed=seed)
     agent.buildMCTS(GameState.initial())
     agent.mcts.expandLeaf(agent.root, uniform(agent.root.state), 0.0)
+    agent.root.allEdges()
     for (_, edge), n in zip(agent.root.edges, visits):
         edge.N, edge.W, edge.Q = n, 0.1 * n, 0.1 if n else 0.0
     return agent
