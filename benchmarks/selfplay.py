@@ -44,7 +44,7 @@ from game import ACTION_SIZE, INPUT_SHAPE, networkInputs  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import Residual_CNN  # noqa: E402
 
-SIDE_BY_SIDE = 4
+SIDE_BY_SIDE = 6
 """How many times step 4 measures the ratio side by side: one pair varies by +-0.05
 or more between runs on this machine, so the summary is over several."""
 
