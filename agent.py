@@ -18,6 +18,7 @@ import math
 from typing import Callable, Generator, Iterable
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from boards import boardText, sideText
 from config import DEFAULT, Config
@@ -427,7 +428,6 @@ class Agent:
         memory = mergedRows(ltmemory) if cfg.MERGE_DUPLICATES else list(ltmemory)
         loops = range(cfg.TRAINING_LOOPS)
         if progress is not None:
-            from tqdm.auto import tqdm
             loops = tqdm(loops, desc=progress, leave=False)
         for _ in loops:
             picks = self.rng.choice(len(memory), size=min(cfg.BATCH_SIZE, len(memory)), replace=False)

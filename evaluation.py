@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from agent import Agent, runTogether
 from config import DEFAULT, Config
@@ -109,7 +110,6 @@ def mistakeRate(positions: Sequence[GameState], choose: Chooser, progress: str |
         raise ValueError("mistakeRate needs at least one position")
     starts = range(0, len(positions), chunk)
     if progress is not None:
-        from tqdm.auto import tqdm
         starts = tqdm(starts, desc=progress, leave=False)
     actions = [action for start in starts for action in _answers(choose, positions[start:start + chunk])]
     return MistakeRate(sum(isMistake(state, action) for state, action in zip(positions, actions)),

@@ -22,6 +22,7 @@ import time
 
 import keras
 import numpy as np
+from tqdm.auto import tqdm
 
 import evaluation
 import gamelog
@@ -48,7 +49,6 @@ def episodeSeed(baseSeed: int, episode: int) -> int:
 def _progress(total: int, desc: str | None):
     if desc is None:
         return None
-    from tqdm.auto import tqdm
     return tqdm(total=total, desc=desc, leave=False)
 
 
