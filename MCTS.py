@@ -11,8 +11,9 @@ Points of view, which every value here carries:
 The tree is keyed by state id, so transpositions share a node.  Edges are made when
 first chosen: an expanded node keeps the priors of its moves not tried yet, and the
 best of them competes in selection with the score an edge of no visits would have
-(Q = 0, U = scale * P), so the search chooses exactly as with every edge built at
-expansion, while touching only the edges that have been tried.  Most moves of most
+(Q = 0, U = scale * P), so the search chooses as with every edge built at expansion
+(exact ties aside: see `moveToLeaf`), while touching only the edges that have been
+tried.  Most moves of most
 nodes are never tried, and the edges a descent scans are what it spends its time and
 its caches on.  The root of each move gets all its edges (`Node.allEdges`): the
 noise, the Gumbel root search, the move choice and the logs see every legal move
@@ -109,7 +110,7 @@ class Node:
     def allEdges(self) -> None:
         """Give every untried move its edge (no visits yet) and list all edges in
         action order, as the tutorial's expansion does; selection chooses the same
-        either way."""
+        either way, exact ties aside."""
         while self.untried:
             self.tryNext()
         self.edges.sort(key=lambda pair: pair[0])
@@ -118,9 +119,10 @@ class Node:
 class Edge:
     """A move from `inNode` to `outNode`, with its statistics N, W, Q, P.
 
-    The child is made when first asked for, and looked up in the tree first
-    (transpositions share a node): most edges are never followed, so most children
-    are never built."""
+    An edge below the root is made when selection first chooses it, and its child is
+    reached in the same descent; only a root's edges (`Node.allEdges`) may never be
+    followed.  The child is made when first asked for, and looked up in the tree
+    first (transpositions share a node)."""
 
     __slots__ = ("inNode", "_outNode", "playerTurn", "action", "N", "W", "Q", "P")
 
@@ -208,7 +210,8 @@ class MCTS:
         U = explorationScale(node) * P / (1 + N), Q from the point of view of the
         player choosing; an untried move scores what its edge would (Q = 0, U = scale *
         P), and its edge is made when it is chosen (`Node.tryNext`).  Ties go to the
-        first listed edge, and between a tried edge and an untried move to the edge.
+        first listed edge (below the root, edges are listed in the order they were
+        tried), and between a tried edge and an untried move to the edge.
         This is the search's hot loop: the rule is written out inline rather than
         through calls."""
         log = self._logging()
@@ -251,7 +254,8 @@ class MCTS:
         """Expand `leaf`: its legal moves become untried moves with prior probs[action]
         (an edge is made when a move is first chosen, its child when first visited);
         `nn_value` is the network's value of the leaf for its player to move.  `probs`
-        is indexable by action (a list is fastest)."""
+        is indexable by action (a list is fastest) and is kept, not copied, for the
+        untried moves: the caller hands it over and must not change it afterwards."""
         leaf.nn_value = float(nn_value)
         leaf.priors = probs
         # Ascending prior, and the reversed listing keeps the first listed of equal priors last.

@@ -86,6 +86,7 @@ class RolloutMCTSPlayer(ReferencePlayer):
                 value = self.rollout(leaf.state)
                 tree.expandLeaf(leaf, priors, value)
             tree.backFill(leaf, value, breadcrumbs)
+        root.allEdges()  # moves the search never tried count as 0 visits
         visits = np.array([edge.N for _, edge in root.edges])
         return root.edges[int(self.rng.choice(np.flatnonzero(visits == visits.max())))][0]
 

@@ -207,14 +207,21 @@ def test_expansion_makes_no_edge_and_orders_the_untried_moves_by_prior():
     assert edge_for_column(root, 1) is breadcrumbs[0]
 
 
-def searched_leaves(state: GameState, simulations: int, allEdges: bool) -> tuple[list, int]:
+def searched_leaves(state: GameState, simulations: int, allEdges: bool, moves: int = 1) -> tuple[list, int]:
     """The path of every simulation of a search from `state` whose evaluations are
     fixed pseudo-random numbers per position (priors without ties), with every
     edge made at expansion (`allEdges`, the tutorial's way) or when first chosen; and
-    how many edges the tree holds at the end."""
-    mcts = MCTS(Node(state), cpuct=1.5)
+    how many edges the tree holds at the end.  With `moves` > 1 the search plays on
+    as self-play does: `simulations` per move with Dirichlet noise at the root, then
+    the most visited move, the tree kept for the next move."""
+    mcts = MCTS(Node(state), cpuct=1.5, epsilon=0.25, rng=np.random.default_rng(7))
     paths = []
-    for _ in range(simulations):
+    for move in range(simulations * moves):
+        if move % simulations == 0 and move:
+            _, edge = max(mcts.root.edges, key=lambda pair: (pair[1].N, -pair[0]))
+            mcts.changeRoot(edge.outNode)
+        if move % simulations == 0 and moves > 1 and not mcts.root.isLeaf():
+            mcts.drawRootNoise()
         leaf, value, done, breadcrumbs = mcts.moveToLeaf()
         if not done:
             rng = np.random.default_rng(leaf.id % 2**32)
@@ -236,6 +243,12 @@ def test_edges_made_when_chosen_search_exactly_as_all_edges_made(moves):
     eager, eagerEdges = searched_leaves(state, 400, allEdges=True)
     assert lazy == eager
     assert lazyEdges < eagerEdges / 2
+
+
+def test_edges_made_when_chosen_search_as_all_edges_made_with_noise_and_tree_reuse():
+    lazy, _ = searched_leaves(GameState.fromMoves("44"), 60, allEdges=False, moves=6)
+    eager, _ = searched_leaves(GameState.fromMoves("44"), 60, allEdges=True, moves=6)
+    assert len(lazy) == 360 and lazy == eager
 
 
 # -- Dirichlet noise ----------------------------------------------------------------------------
@@ -306,12 +319,17 @@ def test_noise_steers_the_root_selection():
 
 
 def test_noise_only_at_the_root():
-    mcts = expanded_root(GameState.initial(), epsilon=1.0)
+    # The root's own priors favour column 7 and the noise column 1: the root follows the
+    # noise (epsilon 1), the child its own priors (column 7), untouched by the noise.
+    mcts = expanded_root(GameState.initial(), [1, 1, 1, 1, 1, 1, 50], epsilon=1.0)
     child = mcts.root.edges[0][1].outNode
     mcts.expandLeaf(child, priors(child.state, [1, 1, 1, 1, 1, 1, 50]), 0.0)
+    mcts.drawRootNoise()
     mcts.rootNoise = np.array([0.94, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01])
+    mcts.rootPriors = list(mcts.rootNoise)
     _, _, _, breadcrumbs = mcts.moveToLeaf()
     assert breadcrumbs == [mcts.root.edges[0][1], child.edges[-1][1]]
+    assert breadcrumbs[1].action % 7 == 6
 
 
 # -- the move choice from the visit counts -------------------------------------------------------

@@ -26,6 +26,11 @@ def test_random_and_rollout_players_play_whole_games_legally():
     assert result["wins"] >= 2
 
 
+def test_rollout_player_with_one_simulation_still_chooses_a_legal_move():
+    state = GameState.initial()
+    assert ratings.RolloutMCTSPlayer(1, seed=0).chooseAction(state) in state.allowedActions
+
+
 def test_random_player_is_reproducible_and_legal():
     state = GameState.fromMoves("444444")
     first = [ratings.RandomPlayer(seed=9).chooseAction(state) for _ in range(3)]
