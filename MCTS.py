@@ -11,16 +11,16 @@ Points of view, which every value here carries:
 The tree is keyed by state id, so transpositions share a node.  Edges are made when
 first chosen: an expanded node keeps the priors of its moves not tried yet, and the
 best of them competes in selection with the score an edge of no visits would have
-(Q = 0, U = scale * P), so the search chooses as with every edge built at expansion
-(exact ties aside: see `moveToLeaf`), while touching only the edges that have been
-tried.  Most moves of most
-nodes are never tried, and the edges a descent scans are what it spends its time and
-its caches on.  The root of each move gets all its edges (`Node.allEdges`): the
-noise, the Gumbel root search, the move choice and the logs see every legal move
-there.  The search itself
-never calls a network: `moveToLeaf` stops at a leaf, someone evaluates it (one call per
-leaf, or one call for many games' leaves), `expandLeaf` and `backFill` finish the
-simulation.
+(Q = 0, U = scale * P).  So the search chooses as with every edge built at expansion
+(exact ties aside: see `moveToLeaf`) while touching only the edges tried so far: most
+moves of most nodes are never tried, and the edges a descent scans are what it spends
+its time and its caches on.  The root of each move gets all its edges
+(`Node.allEdges`): the noise, the Gumbel root search, the move choice and the logs see
+every legal move there.
+
+The search itself never calls a network: `moveToLeaf` stops at a leaf, someone
+evaluates it (one call per leaf, or one call for many games' leaves), `expandLeaf`
+and `backFill` finish the simulation.
 """
 
 from __future__ import annotations
