@@ -78,13 +78,14 @@ class Node:
     """A position in the tree.  `edges` is a list of (action, Edge) for the moves tried
     so far, in the order they were tried (all legal moves, in action order, after
     `allEdges`); `untried` the legal moves without an edge yet, ordered so that
-    `untried[-1]` is the one of highest prior (equal priors: the first listed);
-    `priors` the prior probabilities over the 42 actions given at expansion.  A node
+    `untried[-1]` is the one of highest prior (equal priors: the first listed), and
+    `untriedPriors` their priors, in the same order (only these are kept: a node
+    holds no more than it will use).  A node
     is a leaf until expanded (and forever for a finished game).  `N` is the sum of
     the edges' visit counts (the simulations that went on from this node); `tree` is
     the search's table of nodes by state id, where children are looked up."""
 
-    __slots__ = ("state", "playerTurn", "id", "edges", "untried", "priors", "nn_value", "N", "tree")
+    __slots__ = ("state", "playerTurn", "id", "edges", "untried", "untriedPriors", "nn_value", "N", "tree")
 
     def __init__(self, state: GameState, tree: dict[int, "Node"] | None = None):
         self.state = state
@@ -92,7 +93,7 @@ class Node:
         self.id = state.id
         self.edges: list[tuple[int, Edge]] = []
         self.untried: list[int] = []
-        self.priors = None
+        self.untriedPriors: list[float] = []
         self.nn_value: float | None = None
         self.N = 0
         self.tree = tree
@@ -103,7 +104,7 @@ class Node:
     def tryNext(self) -> "Edge":
         """Make the edge of the untried move of highest prior (see `untried`)."""
         action = self.untried.pop()
-        edge = Edge(self, self.priors[action], action)
+        edge = Edge(self, self.untriedPriors.pop(), action)
         self.edges.append((action, edge))
         return edge
 
@@ -235,7 +236,8 @@ class MCTS:
                     score = edge.Q + scale * edge.P / (1 + edge.N)
                     if score > best_score:
                         best_score, best = score, edge
-                if node.untried and scale * node.priors[node.untried[-1]] > best_score:
+                untried = node.untriedPriors
+                if untried and scale * untried[-1] > best_score:
                     best = node.tryNext()
             else:
                 for (_, edge), prior in zip(node.edges, priors):
@@ -254,12 +256,11 @@ class MCTS:
         """Expand `leaf`: its legal moves become untried moves with prior probs[action]
         (an edge is made when a move is first chosen, its child when first visited);
         `nn_value` is the network's value of the leaf for its player to move.  `probs`
-        is indexable by action (a list is fastest) and is kept, not copied, for the
-        untried moves: the caller hands it over and must not change it afterwards."""
+        is indexable by action (a list is fastest)."""
         leaf.nn_value = float(nn_value)
-        leaf.priors = probs
         # Ascending prior, and the reversed listing keeps the first listed of equal priors last.
-        leaf.untried = sorted(reversed(leaf.state.allowedActions), key=probs.__getitem__)
+        leaf.untried = untried = sorted(reversed(leaf.state.allowedActions), key=probs.__getitem__)
+        leaf.untriedPriors = [probs[action] for action in untried]
 
     def backFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
         """Add `value` (for the player to move at `leaf`) to every edge on the path,
@@ -282,7 +283,7 @@ class MCTS:
         rows = [(action, edge.N, edge.P, float(self.rootNoise[i]) if at_root else 0.0, edge.Q,
                  self.rootPriors[i] if at_root else edge.P, edge is chosen)
                 for i, (action, edge) in enumerate(node.edges)]
-        rows += [(action, 0, node.priors[action], 0.0, 0.0, node.priors[action], False) for action in node.untried]
+        rows += [(action, 0, prior, 0.0, 0.0, prior, False) for action, prior in zip(node.untried, node.untriedPriors)]
         lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), playerPiece(node.playerTurn),
                 node.N)
         lg.info("  col     N       P   noise       Q       U     Q+U")
