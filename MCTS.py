@@ -76,7 +76,7 @@ def fewerCollections(threshold: int = 50_000):
 
 class Node:
     """A position in the tree.  `edges` is a list of (action, Edge) for the moves tried
-    so far, in the order they were tried (all legal moves, in action order, after
+    so far, in the order they were tried (all legal moves, in column order, after
     `allEdges`); `untried` the legal moves without an edge yet, ordered so that
     `untried[-1]` is the one of highest prior (equal priors: the first listed), and
     `untriedPriors` their priors, in the same order (only these are kept: a node
@@ -110,11 +110,11 @@ class Node:
 
     def allEdges(self) -> None:
         """Give every untried move its edge (no visits yet) and list all edges in
-        action order, as the tutorial's expansion does; selection chooses the same
-        either way, exact ties aside."""
+        column order (`allowedActions`' order), as the tutorial's expansion does;
+        selection chooses the same either way, exact ties aside."""
         while self.untried:
             self.tryNext()
-        self.edges.sort(key=lambda pair: pair[0])
+        self.edges.sort(key=lambda pair: columnOf(pair[0]))
 
 
 class Edge:
@@ -287,7 +287,7 @@ class MCTS:
         lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), playerPiece(node.playerTurn),
                 node.N)
         lg.info("  col     N       P   noise       Q       U     Q+U")
-        for action, n, p, nu, q, prior, isChosen in sorted(rows):
+        for action, n, p, nu, q, prior, isChosen in sorted(rows, key=lambda row: columnOf(row[0])):
             u = scale * prior / (1 + n)
             lg.info("  %3d %5d %7.3f %7.3f %7.3f %7.3f %7.3f%s", columnOf(action) + 1, n, p, nu, q, u, q + u,
                     "  <-" if isChosen else "")

@@ -207,6 +207,16 @@ def test_expansion_makes_no_edge_and_orders_the_untried_moves_by_prior():
     assert edge_for_column(root, 1) is breadcrumbs[0]
 
 
+def test_all_edges_are_listed_left_to_right_like_the_legal_moves():
+    state = GameState.fromMoves("4455")  # columns 4 and 5 hold two discs: cell order is not column order
+    mcts = MCTS(Node(state), cpuct=1.0)
+    mcts.expandLeaf(mcts.root, priors(state, [1, 2, 3, 4, 5, 6, 7]), 0.0)
+    mcts.moveToLeaf()
+    mcts.root.allEdges()
+    assert [action for action, _ in mcts.root.edges] == state.allowedActions
+    assert sorted(state.allowedActions) != state.allowedActions
+
+
 def searched_leaves(state: GameState, simulations: int, allEdges: bool, moves: int = 1) -> tuple[list, int]:
     """The path of every simulation of a search from `state` whose evaluations are
     fixed pseudo-random numbers per position (priors without ties), with every
