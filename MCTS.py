@@ -80,10 +80,10 @@ class Node:
     `allEdges`); `untried` the legal moves without an edge yet, ordered so that
     `untried[-1]` is the one of highest prior (equal priors: the first listed), and
     `untriedPriors` their priors, in the same order (only these are kept: a node
-    holds no more than it will use).  A node
-    is a leaf until expanded (and forever for a finished game).  `N` is the sum of
-    the edges' visit counts (the simulations that went on from this node); `tree` is
-    the search's table of nodes by state id, where children are looked up."""
+    holds no more than it will use).  A node is a leaf until expanded (and forever
+    for a finished game).  `N` is the sum of the edges' visit counts (the simulations
+    that went on from this node); `tree` is the search's table of nodes by state id,
+    where children are looked up."""
 
     __slots__ = ("state", "playerTurn", "id", "edges", "untried", "untriedPriors", "nn_value", "N", "tree")
 
@@ -236,8 +236,8 @@ class MCTS:
                     score = edge.Q + scale * edge.P / (1 + edge.N)
                     if score > best_score:
                         best_score, best = score, edge
-                untried = node.untriedPriors
-                if untried and scale * untried[-1] > best_score:
+                untriedPriors = node.untriedPriors
+                if untriedPriors and scale * untriedPriors[-1] > best_score:
                     best = node.tryNext()
             else:
                 for (_, edge), prior in zip(node.edges, priors):

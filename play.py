@@ -409,7 +409,7 @@ def principalVariation(agent: Agent) -> list[int]:
     """Columns (1..7) along the most visited edges from the root of the last search."""
     columns, node = [], agent.root
     while node is not None and node.edges:
-        action, edge = max(node.edges, key=lambda pair: (pair[1].N, -pair[0]))  # ties: leftmost column
+        action, edge = max(node.edges, key=lambda pair: (pair[1].N, -columnOf(pair[0])))  # ties: leftmost column
         if edge.N == 0:
             break
         columns.append(columnOf(action) + 1)
