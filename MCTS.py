@@ -29,13 +29,41 @@ import contextlib
 import gc
 import logging
 import math
+import os
+import sys
 import threading
+from typing import Any, Iterator
 
 import numpy as np
 
 from game import GameState, columnOf, playerPiece
 
 _INFO = logging.INFO
+
+COMPILED = not __file__.endswith(".py")
+"""True when this module runs as the C extension mypyc builds from MCTS.py at install
+(setup.py): the same code, about a quarter faster per simulation (README, Performance)."""
+
+
+def _staleCompiledCopy() -> str | None:
+    """The path of the compiled copy running now if MCTS.py beside it is newer (edited
+    since the build: the copy would run old code), else None.  Compiled code sees only
+    the extension's file name in `__file__`, so the folder is the first on the import
+    path that holds it, as for the import itself."""
+    if not COMPILED:
+        return None
+    for folder in sys.path:
+        compiled = os.path.join(folder or os.curdir, __file__)
+        if os.path.exists(compiled):
+            source = os.path.join(os.path.dirname(compiled), "MCTS.py")
+            newer = os.path.exists(source) and os.path.getmtime(source) > os.path.getmtime(compiled)
+            return compiled if newer else None
+    return None
+
+
+if _staleCompiledCopy() is not None:
+    raise ImportError(f"{_staleCompiledCopy()} was compiled from an older MCTS.py: rebuild it with "
+                      "`make .venv/.installed` (or `pip install -e .`), or delete it to run MCTS.py as it is")
 
 
 _collectionsEased = 0
@@ -46,7 +74,7 @@ _collectionsLock = threading.Lock()
 
 
 @contextlib.contextmanager
-def fewerCollections(threshold: int = 50_000):
+def fewerCollections(threshold: int = 50_000) -> Iterator[None]:
     """Run searches with Python's cyclic garbage collector scanning far less often.
 
     A search allocates hundreds of thousands of small objects (nodes, edges, states);
@@ -142,6 +170,8 @@ class Edge:
         node = self._outNode
         if node is None:
             tree = self.inNode.tree
+            if tree is None:
+                raise ValueError("the edge's node belongs to no search tree (MCTS.addNode gives it one)")
             state = self.inNode.state.takeAction(self.action)[0]
             node = tree.get(state.id)
             if node is None:
@@ -199,8 +229,10 @@ class MCTS:
         instead of the first listed move."""
         return self.cpuct * math.sqrt(max(1, node.N))
 
-    def _logging(self) -> bool:
-        return self.logger is not None and self.logger.isEnabledFor(_INFO)
+    def _activeLogger(self) -> logging.Logger | None:
+        """The MCTS logger when it writes INFO lines, else None."""
+        logger = self.logger
+        return logger if logger is not None and logger.isEnabledFor(_INFO) else None
 
     def moveToLeaf(self, rootEdge: Edge | None = None) -> tuple[Node, float, bool, list[Edge]]:
         """Descend from the root by max Q + U to a leaf (through `rootEdge` first, when
@@ -215,10 +247,10 @@ class MCTS:
         tried), and between a tried edge and an untried move to the edge.
         This is the search's hot loop: the rule is written out inline rather than
         through calls."""
-        log = self._logging()
+        log = self._activeLogger()
         self.simulations += 1
-        if log:
-            self.logger.info("=== simulation %d ===", self.simulations)
+        if log is not None:
+            log.info("=== simulation %d ===", self.simulations)
         breadcrumbs = []
         node = self.root
         cpuct = self.cpuct
@@ -230,7 +262,7 @@ class MCTS:
             visits = node.N
             scale = cpuct * math.sqrt(visits) if visits > 1 else cpuct
             best_score = -math.inf
-            best = None
+            best: Edge | None = None
             if priors is None:
                 for _, edge in node.edges:
                     score = edge.Q + scale * edge.P / (1 + edge.N)
@@ -245,14 +277,15 @@ class MCTS:
                     if score > best_score:
                         best_score, best = score, edge
                 priors = None
-            if log:
-                self._logSelection(node, scale, best)
+            assert best is not None, "a node with moves has a best one"
+            if log is not None:
+                self._logSelection(log, node, scale, best)
             breadcrumbs.append(best)
             node = best._outNode or best.outNode
         state = node.state
         return node, state.value[0], state.isEndGame, breadcrumbs
 
-    def expandLeaf(self, leaf: Node, probs, nn_value: float) -> None:
+    def expandLeaf(self, leaf: Node, probs: Any, nn_value: float) -> None:
         """Expand `leaf`: its legal moves become untried moves with prior probs[action]
         (an edge is made when a move is first chosen, its child when first visited);
         `nn_value` is the network's value of the leaf for its player to move.  `probs`
@@ -260,7 +293,7 @@ class MCTS:
         leaf.nn_value = float(nn_value)
         # Ascending prior, and the reversed listing keeps the first listed of equal priors last.
         leaf.untried = untried = sorted(reversed(leaf.state.allowedActions), key=probs.__getitem__)
-        leaf.untriedPriors = [probs[action] for action in untried]
+        leaf.untriedPriors = [float(probs[action]) for action in untried]
 
     def backFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
         """Add `value` (for the player to move at `leaf`) to every edge on the path,
@@ -271,18 +304,20 @@ class MCTS:
             n = edge.N = edge.N + 1
             edge.W += value if edge.playerTurn == player else -value
             edge.Q = edge.W / n
-        if self._logging():
-            self._logBackFill(leaf, value, breadcrumbs)
+        log = self._activeLogger()
+        if log is not None:
+            self._logBackFill(log, leaf, value, breadcrumbs)
 
     # -- logging (only called when the MCTS logger is enabled) ---------------------------
-    def _logSelection(self, node: Node, scale: float, chosen: Edge) -> None:
+    def _logSelection(self, lg: logging.Logger, node: Node, scale: float, chosen: Edge) -> None:
         """One line per legal move of `node`, in column order (untried moves with no
         visits), the chosen one marked."""
-        lg = self.logger
-        at_root = node is self.root and self.rootNoise is not None
-        rows = [(action, edge.N, edge.P, float(self.rootNoise[i]) if at_root else 0.0, edge.Q,
-                 self.rootPriors[i] if at_root else edge.P, edge is chosen)
-                for i, (action, edge) in enumerate(node.edges)]
+        if node is self.root and self.rootNoise is not None and self.rootPriors is not None:
+            noise, priors = [float(nu) for nu in self.rootNoise], self.rootPriors
+        else:
+            noise, priors = [0.0] * len(node.edges), [edge.P for _, edge in node.edges]
+        rows = [(action, edge.N, edge.P, nu, edge.Q, prior, edge is chosen)
+                for (action, edge), nu, prior in zip(node.edges, noise, priors)]
         rows += [(action, 0, prior, 0.0, 0.0, prior, False) for action, prior in zip(node.untried, node.untriedPriors)]
         lg.info("depth %d, %s to move (sum N = %d)", self._depth(node), playerPiece(node.playerTurn),
                 node.N)
@@ -293,8 +328,7 @@ class MCTS:
                     "  <-" if isChosen else "")
         lg.info("  chosen: column %d", columnOf(chosen.action) + 1)
 
-    def _logBackFill(self, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
-        lg = self.logger
+    def _logBackFill(self, lg: logging.Logger, leaf: Node, value: float, breadcrumbs: list[Edge]) -> None:
         mover = playerPiece(leaf.playerTurn)
         path = " ".join(str(columnOf(e.action) + 1) for e in breadcrumbs) or "(root)"
         lg.info("leaf after columns %s, %s to move, value %+.3f for %s%s", path, mover, value, mover,

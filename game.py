@@ -121,6 +121,9 @@ class GameState:
                  "id", "_board", "_binary", "_allowed")
 
     pieces = {"1": "X", "0": "-", "-1": "O"}
+    _board: np.ndarray | None
+    _binary: np.ndarray | None
+    _allowed: list[int] | None
 
     def __init__(self, board, playerTurn: int):
         """The position `board` (tutorial layout) with `playerTurn` to move.  Raises

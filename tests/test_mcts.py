@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import gc
 import io
+import json
 import logging
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -19,6 +25,8 @@ from agent import Agent, policyFromLogits, runSerially
 from game import CELLS, GameState, legalMasks
 from MCTS import MCTS, Node, fewerCollections
 from model import Residual_CNN
+
+PROJECT_ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def make_agent(model, cfg, sims: int, seed: int = 0, logger=None) -> Agent:
@@ -479,8 +487,7 @@ def test_nothing_is_formatted_when_the_log_is_off(tiny_model, tiny_cfg, logger, 
         raise AssertionError("log text built while the log is off")
 
     monkeypatch.setattr(GameState, "text", forbidden)
-    monkeypatch.setattr(mcts_module.MCTS, "_logSelection", forbidden)
-    monkeypatch.setattr(mcts_module.MCTS, "_logBackFill", forbidden)
+    monkeypatch.setattr(logger, "info", forbidden)
     agent = make_agent(tiny_model, tiny_cfg, sims=5, logger=logger)
     agent.act(GameState.fromMoves("44"), tau=1)
     assert recorder.records == []
@@ -555,3 +562,65 @@ def test_searches_ease_the_garbage_collector_and_restore_it(tiny_model, tiny_cfg
             assert gc.get_threshold()[0] > before[0] and gc.get_freeze_count() > 0
             raise RuntimeError("a search failed")
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+# -- the compiled search (setup.py builds MCTS.py with mypyc) ------------------------------------------
+_SEARCH_SCRIPT = """
+import json
+import numpy as np
+import MCTS
+from game import GameState
+
+def evaluate(state):
+    rng = np.random.default_rng(state.id % 2**63)
+    return float(rng.uniform(-1, 1)), rng.random(42).tolist()
+
+root = MCTS.Node(GameState.fromMoves("4453"))
+search = MCTS.MCTS(root, cpuct=1.0)
+for _ in range(300):
+    leaf, value, done, path = search.moveToLeaf()
+    if not done:
+        value, probs = evaluate(leaf.state)
+        search.expandLeaf(leaf, probs, value)
+    search.backFill(leaf, value, path)
+root.allEdges()
+print(json.dumps([MCTS.COMPILED, [(action, edge.N, edge.W, edge.Q) for action, edge in root.edges], len(search.tree)]))
+"""
+
+
+def _runWithMCTSFrom(folder, script: str) -> subprocess.CompletedProcess:
+    """Run `script` in a fresh interpreter that imports MCTS from `folder` first and
+    the rest of the project from its root."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(PROJECT_ROOT)]))
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=folder)
+
+
+def test_the_search_runs_compiled():
+    assert mcts_module.COMPILED, f"MCTS imported from {mcts_module.__file__}: setup.py compiles it at install"
+
+
+def test_the_compiled_search_is_the_source_search(tmp_path):
+    """300 simulations with a deterministic stand-in network: the compiled module and
+    MCTS.py run as plain Python give the same visits, values and tree, bit for bit."""
+    shutil.copy(PROJECT_ROOT / "MCTS.py", tmp_path / "MCTS.py")
+    plain = _runWithMCTSFrom(tmp_path, _SEARCH_SCRIPT)
+    compiled = _runWithMCTSFrom(PROJECT_ROOT, _SEARCH_SCRIPT)
+    assert plain.returncode == 0 and compiled.returncode == 0, plain.stderr + compiled.stderr
+    plainResult, compiledResult = json.loads(plain.stdout), json.loads(compiled.stdout)
+    assert (plainResult[0], compiledResult[0]) == (False, True)
+    assert plainResult[1:] == compiledResult[1:]
+    assert sum(n for _, n, _, _ in compiledResult[1]) == 299  # the first simulation expands the root
+
+
+def test_a_compiled_copy_older_than_its_source_refuses_to_load(tmp_path):
+    extension = pathlib.Path(mcts_module.__file__)
+    shutil.copy(extension, tmp_path / extension.name)
+    shutil.copy(PROJECT_ROOT / "MCTS.py", tmp_path / "MCTS.py")
+    built = (tmp_path / extension.name).stat().st_mtime
+    os.utime(tmp_path / "MCTS.py", (built + 60, built + 60))
+    stale = _runWithMCTSFrom(tmp_path, "import MCTS")
+    assert stale.returncode != 0
+    assert "compiled from an older MCTS.py" in stale.stderr and "make .venv/.installed" in stale.stderr
+    os.utime(tmp_path / "MCTS.py", (built - 60, built - 60))
+    current = _runWithMCTSFrom(tmp_path, "import MCTS; print(MCTS.COMPILED)")
+    assert current.returncode == 0 and current.stdout.strip() == "True", current.stderr
