@@ -29,41 +29,17 @@ import contextlib
 import gc
 import logging
 import math
-import os
-import sys
 import threading
 from typing import Any, Iterator
 
 import numpy as np
 
+from compiled import refuseStaleCopy
 from game import GameState, columnOf, playerPiece
 
 _INFO = logging.INFO
 
-COMPILED = not __file__.endswith(".py")
-"""True when this module runs as the C extension mypyc builds from MCTS.py at install
-(setup.py): the same code, about a quarter faster per simulation (README, Performance)."""
-
-
-def _staleCompiledCopy() -> str | None:
-    """The path of the compiled copy running now if MCTS.py beside it is newer (edited
-    since the build: the copy would run old code), else None.  Compiled code sees only
-    the extension's file name in `__file__`, so the folder is the first on the import
-    path that holds it, as for the import itself."""
-    if not COMPILED:
-        return None
-    for folder in sys.path:
-        compiled = os.path.join(folder or os.curdir, __file__)
-        if os.path.exists(compiled):
-            source = os.path.join(os.path.dirname(compiled), "MCTS.py")
-            newer = os.path.exists(source) and os.path.getmtime(source) > os.path.getmtime(compiled)
-            return compiled if newer else None
-    return None
-
-
-if _staleCompiledCopy() is not None:
-    raise ImportError(f"{_staleCompiledCopy()} was compiled from an older MCTS.py: rebuild it with "
-                      "`make .venv/.installed` (or `pip install -e .`), or delete it to run MCTS.py as it is")
+refuseStaleCopy(__file__, "MCTS.py")
 
 
 _collectionsEased = 0

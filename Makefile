@@ -11,7 +11,7 @@ MINUTES ?= 10
 
 .PHONY: train test bench bench-workers pons curve ablation play notebook
 
-$(VENV)/.installed: pyproject.toml setup.py MCTS.py
+$(VENV)/.installed: pyproject.toml setup.py game.py MCTS.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

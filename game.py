@@ -15,8 +15,14 @@ This module is the project's one implementation of the rules.
 from __future__ import annotations
 
 import logging
+import operator
+from typing import Any, ClassVar
 
 import numpy as np
+
+from compiled import refuseStaleCopy
+
+refuseStaleCopy(__file__, "game.py")
 
 ROWS, COLUMNS = 6, 7
 CELLS = ROWS * COLUMNS
@@ -36,6 +42,10 @@ _FULL_BOARD = sum(((1 << ROWS) - 1) << (7 * c) for c in range(COLUMNS))
 _MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
 _BOTTOM_ROW = sum(1 << (7 * c) for c in range(COLUMNS))
 
+
+Bitboards = tuple[int, int, tuple[int, ...], bool]
+"""What a position is made of (see `GameState`): the player to move's stones, the other
+player's, the column heights, and whether the other player has four in a row."""
 
 _LINE_SHIFTS = (1, 7, 6, 8)
 """Bit distance between neighbours on a line: vertical, horizontal, the two diagonals."""
@@ -97,15 +107,15 @@ def legalMasks(states) -> np.ndarray:
     return landing
 
 
-def playerPiece(player: int) -> str:
+def playerPiece(player: Any) -> str:
     """The letter of a player on boards and in logs: X for 1 (moves first), O for -1
     (and - for 0, an empty cell)."""
     return GameState.pieces[str(player)]
 
 
-def columnOf(action: int) -> int:
-    """Column (0..6) of an action (a cell index 0..41)."""
-    return action % COLUMNS
+def columnOf(action: Any) -> int:
+    """Column (0..6) of an action (a cell index 0..41; any integer type)."""
+    return operator.index(action) % COLUMNS
 
 
 class GameState:
@@ -120,17 +130,32 @@ class GameState:
     __slots__ = ("_mine", "_theirs", "playerTurn", "_heights", "isEndGame", "value",
                  "id", "_board", "_binary", "_allowed")
 
-    pieces = {"1": "X", "0": "-", "-1": "O"}
+    pieces: ClassVar[dict[str, str]] = {"1": "X", "0": "-", "-1": "O"}
+    _mine: int
+    _theirs: int
+    playerTurn: int
+    _heights: tuple[int, ...]
+    isEndGame: bool
+    value: tuple[int, int, int]
+    id: int
     _board: np.ndarray | None
     _binary: np.ndarray | None
     _allowed: list[int] | None
 
-    def __init__(self, board, playerTurn: int):
+    def __init__(self, board: Any, playerTurn: Any, bitboards: Bitboards | None = None):
         """The position `board` (tutorial layout) with `playerTurn` to move.  Raises
         ValueError unless it can arise in a game: cells 1 / -1 / 0, no disc above an
         empty cell, disc counts matching the player to move (the first player has
         one disc more when -1 is to move, as many otherwise), and no four in a row
-        for the player to move (the game would have ended before their turn)."""
+        for the player to move (the game would have ended before their turn).
+
+        `bitboards` (board None) is how the rules themselves make the position after a
+        move: (stones of the player to move, of the other player, column heights, the
+        other player has four in a row), taken as they are, unchecked."""
+        if bitboards is not None:
+            mine, theirs, heights, lost = bitboards
+            self._setup(mine, theirs, playerTurn, heights, lost)
+            return
         board = np.asarray(board)
         if board.shape != (CELLS,):
             raise ValueError(f"board must have {CELLS} cells, got shape {board.shape}")
@@ -150,9 +175,9 @@ class GameState:
         mine, theirs = (first, second) if playerTurn == 1 else (second, first)
         if _has_four(mine):
             raise ValueError(f"player {playerTurn} is to move but already has four in a row")
-        self._setup(mine, theirs, playerTurn, heights, _has_four(theirs))
+        self._setup(mine, theirs, 1 if playerTurn == 1 else -1, heights, _has_four(theirs))
 
-    def _setup(self, mine: int, theirs: int, playerTurn: int, heights: tuple, lost: bool) -> None:
+    def _setup(self, mine: int, theirs: int, playerTurn: int, heights: tuple[int, ...], lost: bool) -> None:
         self._mine = mine          # stones of the player to move
         self._theirs = theirs      # stones of the player who moved last
         self.playerTurn = playerTurn
@@ -161,14 +186,18 @@ class GameState:
         self.value = (-1, -1, 1) if lost else (0, 0, 0)
         first, second = (mine, theirs) if playerTurn == 1 else (theirs, mine)
         self.id = (((first << 49) | second) << 1) | (playerTurn == 1)
-        self._board = self._binary = self._allowed = None
+        self._board = None
+        self._binary = None
+        self._allowed = None
+
+    def __reduce__(self) -> tuple[type, tuple[None, int, Bitboards]]:
+        """Pickled (for a worker process, see workers.py) as its bitboards."""
+        return GameState, (None, self.playerTurn, (self._mine, self._theirs, self._heights, self.value[0] == -1))
 
     @classmethod
     def initial(cls) -> "GameState":
         """The empty board, first player (1) to move."""
-        state = cls.__new__(cls)
-        state._setup(0, 0, 1, (0,) * COLUMNS, False)
-        return state
+        return cls(None, 1, bitboards=(0, 0, (0,) * COLUMNS, False))
 
     @classmethod
     def fromMoves(cls, moves: str) -> "GameState":
@@ -195,18 +224,20 @@ class GameState:
                 _ACTION[c][h] for c, h in enumerate(self._heights) if h < ROWS]
         return self._allowed
 
-    def actionForColumn(self, column: int) -> int | None:
+    def actionForColumn(self, column: Any) -> int | None:
         """The action dropping a disc in `column` (0..6), or None if it is not legal
         (the column is full or the game is over).  Raises ValueError for a column
         that does not exist."""
         if not (isinstance(column, (int, np.integer)) and 0 <= column < COLUMNS):
             raise ValueError(f"column must be 0..{COLUMNS - 1}, got {column!r}")
+        column = int(column)
         height = self._heights[column]
         return None if self.isEndGame or height >= ROWS else _ACTION[column][height]
 
-    def takeAction(self, action: int) -> tuple["GameState", int, bool]:
-        """Play `action`; returns (newState, value, done), value from the point of view
-        of the player to move in newState (-1: they have just lost)."""
+    def takeAction(self, action: Any) -> tuple["GameState", int, bool]:
+        """Play `action` (any integer type); returns (newState, value, done), value from
+        the point of view of the player to move in newState (-1: they have just lost)."""
+        action = action if isinstance(action, int) else operator.index(action)
         column = action % COLUMNS
         height = self._heights[column]
         if self.isEndGame or height >= ROWS or _ACTION[column][height] != action:
@@ -214,8 +245,7 @@ class GameState:
         mover = self._mine | (1 << (7 * column + height))
         heights = list(self._heights)
         heights[column] = height + 1
-        new = GameState.__new__(GameState)
-        new._setup(self._theirs, mover, -self.playerTurn, tuple(heights), _has_four(mover))
+        new = GameState(None, -self.playerTurn, bitboards=(self._theirs, mover, tuple(heights), _has_four(mover)))
         return new, new.value[0], new.isEndGame
 
     def winningFour(self) -> list[int]:
@@ -268,10 +298,8 @@ class GameState:
 
     def mirrored(self) -> "GameState":
         """The same position reflected left-right (same player to move, same value)."""
-        state = GameState.__new__(GameState)
-        state._setup(_mirror_bits(self._mine), _mirror_bits(self._theirs), self.playerTurn,
-                     self._heights[::-1], self.value[0] == -1)
-        return state
+        return GameState(None, self.playerTurn, bitboards=(_mirror_bits(self._mine), _mirror_bits(self._theirs),
+                                                           self._heights[::-1], self.value[0] == -1))
 
     def text(self) -> str:
         """The board as lines of X (first player), O (second) and -, columns numbered."""
@@ -309,7 +337,7 @@ class Game:
         self.currentPlayer = 1
         return self.gameState
 
-    def step(self, action: int):
+    def step(self, action: Any):
         """Play `action`; returns (next_state, value, done, info), value from the point
         of view of the player to move in next_state."""
         next_state, value, done = self.gameState.takeAction(action)

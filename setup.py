@@ -1,9 +1,9 @@
-"""The build's one step beyond pyproject.toml: MCTS.py, the search's hot loop, is compiled
-to a C extension by mypyc (from the same typed source; see README, Performance).  The
-extension sits beside MCTS.py and is imported in its place; MCTS.py refuses to load a
-compiled copy older than itself (run `make .venv/.installed` again after editing it)."""
+"""The build's one step beyond pyproject.toml: game.py and MCTS.py, the rules and the
+search (self-play's hot loop), are compiled to C extensions by mypyc from the same typed
+source (see compiled.py and README, Performance).  Each extension sits beside its source
+and is imported in its place; run `make .venv/.installed` again after editing either."""
 
 from mypyc.build import mypycify
 from setuptools import setup
 
-setup(ext_modules=mypycify(["MCTS.py"], opt_level="3"))
+setup(ext_modules=mypycify(["game.py", "MCTS.py"], opt_level="3", separate=True))

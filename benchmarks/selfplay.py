@@ -7,7 +7,9 @@ Prints, from one run on the default configuration:
 1. the network alone, per engine and precision, in positions per second at the batch
    sizes self-play and tournaments use;
 2. the search alone, with an instant stand-in network (leaf evaluations per second):
-   the most any engine could give self-play;
+   the most any engine could give self-play; with the rules and the search compiled
+   (game.py and MCTS.py as built by setup.py) and as plain Python (their sources run
+   in a fresh interpreter), alternately, SIDE_BY_SIDE_SEARCH times each;
 3. self-play (positions evaluated per second, games per second) with the TensorFlow
    engine and with the `auto` engine, the same games;
 4. every engine's network-alone rate on exactly the calls self-play (auto) made (same
@@ -26,6 +28,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+import compiled  # noqa: E402
 import funcs  # noqa: E402
+import game  # noqa: E402
+import MCTS  # noqa: E402
 import inference  # noqa: E402
 import runs  # noqa: E402
 from agent import Agent  # noqa: E402
@@ -47,6 +55,11 @@ from model import Residual_CNN  # noqa: E402
 SIDE_BY_SIDE = 6
 """How many times step 4 measures the ratio side by side: one pair varies by +-0.05
 or more between runs on this machine, so the summary is over several."""
+
+SIDE_BY_SIDE_SEARCH = 3
+"""How many times step 2 measures the search alone, compiled and plain in turn."""
+
+ROOT = Path(__file__).resolve().parent.parent
 
 QUIET = logging.getLogger("benchmark.quiet")
 QUIET.disabled = True
@@ -137,6 +150,43 @@ def selfplay(net, cfg: Config) -> tuple[int, float]:
     return net.positionsEvaluated - before, time.perf_counter() - start
 
 
+def searchAlone(cfg: Config) -> float:
+    """Leaf evaluations per second of one self-play phase with the instant network."""
+    evaluated, seconds = selfplay(InstantNetwork(), cfg)
+    return evaluated / seconds
+
+
+_PLAIN_SEARCH = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import game, MCTS  # the plain sources copied there, ahead of the compiled extensions
+sys.path.insert(1, sys.argv[2])
+import compiled, selfplay
+assert not compiled.runsCompiled(game) and not compiled.runsCompiled(MCTS)
+cfg = selfplay.benchmarkConfig(int(sys.argv[3]))
+selfplay.searchAlone(cfg)  # warm-up, as in the parent
+print(selfplay.searchAlone(cfg))
+"""
+
+
+def searchAlonePlain(cfg: Config) -> float:
+    """`searchAlone` with game.py and MCTS.py run as plain Python, in a fresh
+    interpreter (the compiled extensions are imported in their place here)."""
+    with tempfile.TemporaryDirectory() as folder:
+        for source in ("game.py", "MCTS.py"):
+            shutil.copy(ROOT / source, Path(folder) / source)
+        done = subprocess.run([sys.executable, "-c", _PLAIN_SEARCH, folder, str(ROOT / "benchmarks"), str(cfg.EPISODES)],
+                              capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    if done.returncode != 0:
+        raise RuntimeError(f"the plain-Python search failed:\n{done.stderr}")
+    return float(done.stdout.split()[-1])
+
+
+def benchmarkConfig(episodes: int) -> Config:
+    """The default configuration with `episodes` self-play games and no logs."""
+    return DEFAULT.replace(EPISODES=episodes, LOGGERS={name: False for name in DEFAULT.LOGGERS})
+
+
 def sideBySide(played, alone, cfg: Config) -> tuple[float, float]:
     """(self-play positions/s with network `played`, network `alone`'s positions/s on
     exactly the calls that self-play made), measured one right after the other: this
@@ -164,11 +214,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=DEFAULT.EPISODES, help="self-play games (default: config)")
     args = parser.parse_args()
-    cfg = DEFAULT.replace(EPISODES=args.episodes, LOGGERS={name: False for name in DEFAULT.LOGGERS})
+    cfg = benchmarkConfig(args.episodes)
     auto = inference.resolve(cfg.INFERENCE, cfg.INFERENCE_PRECISION)
+    build = "compiled" if compiled.runsCompiled(game) and compiled.runsCompiled(MCTS) else "plain Python"
     print(f"configuration: default ({cfg.EPISODES} self-play games, {cfg.MCTS_SIMS} simulations, "
           f"{len(cfg.HIDDEN_CNN_LAYERS)} layers of {cfg.HIDDEN_CNN_LAYERS[0]['filters']} filters); "
-          f"auto engine here: {auto[0]} {auto[1]}")
+          f"auto engine here: {auto[0]} {auto[1]}; rules and search: {build}")
 
     batches = sorted({1, max(1, cfg.EVAL_EPISODES // 2), cfg.EPISODES // 2, cfg.EPISODES})
     print("1. network alone, positions/s:")
@@ -179,9 +230,10 @@ def main() -> None:
         rates = [positionsPerSecond(net, b) for b in batches]
         print(f"   {engine:10s} {precision:4s}  " + "".join(f"{r:11.0f}" for r in rates))
 
-    instant = InstantNetwork()
-    evaluated, seconds = selfplay(instant, cfg)
-    print(f"2. search alone (instant network): {evaluated / seconds:8.0f} leaves/s")
+    searchAlone(cfg)  # warm-up
+    pairs = [(searchAlone(cfg), searchAlonePlain(cfg)) for _ in range(SIDE_BY_SIDE_SEARCH)]
+    print(f"2. search alone (instant network), leaves/s, {build} vs plain Python, {SIDE_BY_SIDE_SEARCH} times: "
+          + ", ".join(f"{fast:.0f} vs {plain:.0f} = {fast / plain:.2f}x" for fast, plain in pairs))
 
     results = {}
     for engine, precision in (("tensorflow", "f32"), auto):

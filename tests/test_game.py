@@ -8,13 +8,15 @@ move (-1: the opponent has just connected four).
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 
 import numpy as np
 import pytest
 from bitbully import Board
 
-from game import CELLS, COLUMNS, ROWS, Game, GameState
+from game import CELLS, COLUMNS, ROWS, Game, GameState, columnOf, playerPiece
 
 # (row step, column step) of a line of four, rows counted from the top.
 DIRECTIONS = {"horizontal": (0, 1), "vertical": (1, 0), "falling": (1, 1), "rising": (-1, 1)}
@@ -361,6 +363,32 @@ def test_mirrored_win_stays_a_win():
     mirror = state.mirrored()
     assert mirror.id == GameState.fromMoves(WINS[("falling", 1)]).id
     assert mirror.isEndGame and mirror.value == (-1, -1, 1)
+
+
+def test_numpy_integers_work_wherever_ints_do():
+    """Actions, columns and players often come out of numpy (argmax, random choice);
+    the compiled rules take them as they take ints."""
+    state = GameState.fromMoves("44")
+    action = state.actionForColumn(np.int64(3))
+    assert action == state.actionForColumn(3) == 24
+    assert state.takeAction(np.int64(action))[0].id == state.takeAction(action)[0].id
+    rebuilt = GameState(state.board, np.int64(state.playerTurn))
+    assert rebuilt.id == state.id and type(rebuilt.playerTurn) is int
+    assert columnOf(np.int32(40)) == 5 and playerPiece(np.int8(-1)) == "O"
+    game = Game()
+    assert game.step(np.int64(38))[0].board[38] == 1
+
+
+def test_a_position_survives_pickling_and_copying():
+    """Positions travel to worker processes pickled (workers.py); the compiled class
+    pickles as its bitboards."""
+    for state in [GameState.initial(), GameState.fromMoves("4453"), GameState.fromMoves(WINS[("rising", 1)])]:
+        for copied in (pickle.loads(pickle.dumps(state)), copy.deepcopy(state)):
+            assert type(copied) is GameState and copied is not state
+            assert (copied.id, copied.playerTurn, copied.value, copied.isEndGame, copied.heights) == \
+                (state.id, state.playerTurn, state.value, state.isEndGame, state.heights)
+            assert copied.board.tolist() == state.board.tolist()
+            assert copied.allowedActions == state.allowedActions
 
 
 def test_winningFour_finds_the_four_in_every_direction():

@@ -20,6 +20,8 @@ import sys
 import numpy as np
 import pytest
 
+import compiled
+import game as game_module
 import MCTS as mcts_module
 from agent import Agent, policyFromLogits, runSerially
 from game import CELLS, GameState, legalMasks
@@ -486,7 +488,6 @@ def test_nothing_is_formatted_when_the_log_is_off(tiny_model, tiny_cfg, logger, 
     def forbidden(*args, **kwargs):
         raise AssertionError("log text built while the log is off")
 
-    monkeypatch.setattr(GameState, "text", forbidden)
     monkeypatch.setattr(logger, "info", forbidden)
     agent = make_agent(tiny_model, tiny_cfg, sims=5, logger=logger)
     agent.act(GameState.fromMoves("44"), tau=1)
@@ -564,10 +565,12 @@ def test_searches_ease_the_garbage_collector_and_restore_it(tiny_model, tiny_cfg
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
-# -- the compiled search (setup.py builds MCTS.py with mypyc) ------------------------------------------
+# -- the compiled build (setup.py compiles game.py and MCTS.py with mypyc) ---------------------------
 _SEARCH_SCRIPT = """
 import json
 import numpy as np
+import compiled
+import game
 import MCTS
 from game import GameState
 
@@ -584,27 +587,30 @@ for _ in range(300):
         search.expandLeaf(leaf, probs, value)
     search.backFill(leaf, value, path)
 root.allEdges()
-print(json.dumps([MCTS.COMPILED, [(action, edge.N, edge.W, edge.Q) for action, edge in root.edges], len(search.tree)]))
+print(json.dumps([compiled.runsCompiled(game) and compiled.runsCompiled(MCTS), [(action, edge.N, edge.W, edge.Q) for action, edge in root.edges], len(search.tree)]))
 """
 
 
-def _runWithMCTSFrom(folder, script: str) -> subprocess.CompletedProcess:
-    """Run `script` in a fresh interpreter that imports MCTS from `folder` first and
+def _runImportingFrom(folder, script: str) -> subprocess.CompletedProcess:
+    """Run `script` in a fresh interpreter that imports modules from `folder` first and
     the rest of the project from its root."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(PROJECT_ROOT)]))
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=folder)
 
 
-def test_the_search_runs_compiled():
-    assert mcts_module.COMPILED, f"MCTS imported from {mcts_module.__file__}: setup.py compiles it at install"
+@pytest.mark.parametrize("module", [mcts_module, game_module])
+def test_the_rules_and_the_search_run_compiled(module):
+    assert compiled.runsCompiled(module), f"{module.__name__} imported from {module.__file__}: setup.py compiles it"
 
 
 def test_the_compiled_search_is_the_source_search(tmp_path):
-    """300 simulations with a deterministic stand-in network: the compiled module and
-    MCTS.py run as plain Python give the same visits, values and tree, bit for bit."""
-    shutil.copy(PROJECT_ROOT / "MCTS.py", tmp_path / "MCTS.py")
-    plain = _runWithMCTSFrom(tmp_path, _SEARCH_SCRIPT)
-    compiled = _runWithMCTSFrom(PROJECT_ROOT, _SEARCH_SCRIPT)
+    """300 simulations with a deterministic stand-in network: the compiled modules and
+    game.py and MCTS.py run as plain Python give the same visits, values and tree, bit
+    for bit."""
+    for source in ("game.py", "MCTS.py"):
+        shutil.copy(PROJECT_ROOT / source, tmp_path / source)
+    plain = _runImportingFrom(tmp_path, _SEARCH_SCRIPT)
+    compiled = _runImportingFrom(PROJECT_ROOT, _SEARCH_SCRIPT)
     assert plain.returncode == 0 and compiled.returncode == 0, plain.stderr + compiled.stderr
     plainResult, compiledResult = json.loads(plain.stdout), json.loads(compiled.stdout)
     assert (plainResult[0], compiledResult[0]) == (False, True)
@@ -612,15 +618,17 @@ def test_the_compiled_search_is_the_source_search(tmp_path):
     assert sum(n for _, n, _, _ in compiledResult[1]) == 299  # the first simulation expands the root
 
 
-def test_a_compiled_copy_older_than_its_source_refuses_to_load(tmp_path):
-    extension = pathlib.Path(mcts_module.__file__)
-    shutil.copy(extension, tmp_path / extension.name)
-    shutil.copy(PROJECT_ROOT / "MCTS.py", tmp_path / "MCTS.py")
-    built = (tmp_path / extension.name).stat().st_mtime
-    os.utime(tmp_path / "MCTS.py", (built + 60, built + 60))
-    stale = _runWithMCTSFrom(tmp_path, "import MCTS")
+@pytest.mark.parametrize("name", ["game", "MCTS"])
+def test_a_compiled_copy_older_than_its_source_refuses_to_load(tmp_path, name):
+    for extension in PROJECT_ROOT.glob(f"{name}[._]*.so"):  # the module and its native library
+        shutil.copy(extension, tmp_path / extension.name)
+    source = tmp_path / f"{name}.py"
+    shutil.copy(PROJECT_ROOT / source.name, source)
+    built = min(path.stat().st_mtime for path in tmp_path.glob("*.so"))
+    os.utime(source, (built + 60, built + 60))
+    stale = _runImportingFrom(tmp_path, f"import {name}")
     assert stale.returncode != 0
-    assert "compiled from an older MCTS.py" in stale.stderr and "make .venv/.installed" in stale.stderr
-    os.utime(tmp_path / "MCTS.py", (built - 60, built - 60))
-    current = _runWithMCTSFrom(tmp_path, "import MCTS; print(MCTS.COMPILED)")
+    assert f"compiled from an older {name}.py" in stale.stderr and "make .venv/.installed" in stale.stderr
+    os.utime(source, (built - 60, built - 60))
+    current = _runImportingFrom(tmp_path, f"import compiled, {name}; print(compiled.runsCompiled({name}))")
     assert current.returncode == 0 and current.stdout.strip() == "True", current.stderr
