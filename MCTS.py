@@ -78,6 +78,26 @@ def fewerCollections(threshold: int = 50_000) -> Iterator[None]:
                 gc.unfreeze()
 
 
+def legalPriors(logits: list[float], allowed: list[int]) -> list[float]:
+    """The priors a leaf is expanded with: softmax of the network's `logits` (a list
+    over the 42 actions) over the legal actions `allowed`, max-subtracted so large
+    logits cannot overflow; 0 elsewhere, and 0 everywhere when nothing is legal (a
+    finished game) or every legal logit is -inf.  Per position, in plain loops: after
+    each network call numpy's machinery runs cold (its code and data evicted by the
+    network), and its batch softmax cost more than these few exponentials."""
+    priors = [0.0] * len(logits)
+    if not allowed:
+        return priors
+    top = max([logits[action] for action in allowed])
+    if top == -math.inf:
+        return priors
+    odds = [math.exp(logits[action] - top) for action in allowed]
+    total = sum(odds)
+    for action, odd in zip(allowed, odds):
+        priors[action] = odd / total
+    return priors
+
+
 class Node:
     """A position in the tree.  `edges` is a list of (action, Edge) for the moves tried
     so far, in the order they were tried (all legal moves, in column order, after

@@ -22,33 +22,22 @@ from tqdm.auto import tqdm
 
 from boards import boardText, sideText
 from config import DEFAULT, Config
-from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, legalMasks, playerPiece
+from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, playerPiece
 from memory import mergedRows
-from MCTS import MCTS, Node, completedQ, fewerCollections, halvingVisits, improvedPolicy, sigma
+from MCTS import MCTS, Node, completedQ, fewerCollections, halvingVisits, improvedPolicy, legalPriors, sigma
 
 Evaluation = tuple[float, list[float]]
 """(value for the player to move, prior probabilities over the 42 actions)."""
 SearchSteps = Generator[GameState, Evaluation, tuple]
 
 
-def policyFromLogits(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Softmax of each row of `logits` (n, 42) over its legal actions (`legal`, a
-    boolean mask of the same shape; 0 elsewhere, and 0 everywhere in a row with no
-    legal action), max-subtracted so large logits cannot overflow.  One call for a
-    whole batch."""
-    logits = np.where(legal, np.asarray(logits, dtype=np.float64), -np.inf)
-    top = logits.max(axis=-1, keepdims=True)
-    odds = np.exp(logits - np.where(np.isfinite(top), top, 0.0))
-    total = odds.sum(axis=-1, keepdims=True)
-    return np.divide(odds, total, out=np.zeros_like(odds), where=total > 0)
-
-
 def evaluationsOf(states: list[GameState], values: np.ndarray, logits: np.ndarray) -> list[Evaluation]:
     """A network's raw outputs for `states` as one (value, priors) per position: the
-    value for its player to move, the priors a list over the 42 actions (legal
-    softmax; lists are what the search indexes fastest)."""
-    priors = policyFromLogits(logits, legalMasks(states)).tolist()
-    return list(zip(np.asarray(values, dtype=np.float64).tolist(), priors))
+    value for its player to move, the priors a list over the 42 actions (softmax over
+    the legal moves, `MCTS.legalPriors`; lists are what the search indexes fastest)."""
+    rows = np.asarray(logits).tolist()  # Python floats: float32 values exactly, as doubles
+    return [(value, legalPriors(row, state.allowedActions))
+            for state, value, row in zip(states, np.asarray(values).tolist(), rows)]
 
 
 def withTemperature(weights: np.ndarray, tau: float) -> np.ndarray:

@@ -40,7 +40,6 @@ _ACTION = [[(ROWS - 1 - h) * COLUMNS + c for h in range(ROWS)] for c in range(CO
 _CELL_VALUE = np.array([1 << int(b) for b in _BIT_OF_CELL], dtype=np.int64)
 _FULL_BOARD = sum(((1 << ROWS) - 1) << (7 * c) for c in range(COLUMNS))
 _MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
-_BOTTOM_ROW = sum(1 << (7 * c) for c in range(COLUMNS))
 
 
 Bitboards = tuple[int, int, tuple[int, ...], bool]
@@ -96,15 +95,6 @@ def networkInputs(states) -> np.ndarray:
     mine = _cells_of([s._mine for s in states])
     theirs = _cells_of([s._theirs for s in states])
     return np.concatenate([mine, theirs], axis=1).astype(np.float32)
-
-
-def legalMasks(states) -> np.ndarray:
-    """(n, 42) bool: the cells a disc can be dropped into in each position (none once
-    the game is over), for a whole batch at once."""
-    occupied = np.array([s._mine | s._theirs for s in states], dtype=np.int64)
-    landing = _cells_of((occupied + _BOTTOM_ROW) & _FULL_BOARD).astype(bool)
-    landing[[s.isEndGame for s in states]] = False
-    return landing
 
 
 def playerPiece(player: Any) -> str:

@@ -11,6 +11,7 @@ import gc
 import io
 import json
 import logging
+import math
 import os
 import pathlib
 import shutil
@@ -23,9 +24,9 @@ import pytest
 import compiled
 import game as game_module
 import MCTS as mcts_module
-from agent import Agent, policyFromLogits, runSerially
-from game import CELLS, GameState, legalMasks
-from MCTS import MCTS, Node, fewerCollections
+from agent import Agent, runSerially
+from game import CELLS, GameState
+from MCTS import MCTS, Node, fewerCollections, legalPriors
 from model import Residual_CNN
 
 PROJECT_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -402,28 +403,29 @@ def test_chooseAction_samples_the_shares_sharpened_by_tau(tiny_model, tiny_cfg):
 
 
 # -- network outputs to priors ----------------------------------------------------------------------
-def test_policy_from_huge_logits_is_finite():
+def test_priors_from_huge_logits_are_finite():
     state = GameState.fromMoves("444444")  # column 4 full
     legal = state.allowedActions
-    logits = np.full(CELLS, -1e4, dtype=np.float32)
+    logits = np.full(CELLS, -1e4)
     logits[3] = 1e5                         # an illegal cell (column 4 is full)
     logits[legal[0]], logits[legal[1]] = 1e4, 1e4 - 1
-    probs = policyFromLogits(logits[None], legalMasks([state]))[0]
+    probs = np.array(legalPriors(logits.tolist(), legal))
     assert np.isfinite(probs).all() and probs.sum() == pytest.approx(1.0)
     assert set(np.flatnonzero(probs)) == {legal[0], legal[1]}
     assert probs[legal[0]] / probs[legal[1]] == pytest.approx(np.e)
-    assert policyFromLogits(logits[None], np.zeros((1, CELLS), dtype=bool)).sum() == 0
+    assert legalPriors(logits.tolist(), []) == [0.0] * CELLS  # a finished game: nothing is legal
+    assert legalPriors([-math.inf] * CELLS, legal) == [0.0] * CELLS
 
 
-def test_policy_from_logits_is_one_softmax_per_row_over_legal_moves():
+def test_priors_are_a_softmax_over_the_legal_moves():
     states = [GameState.fromMoves(moves) for moves in ("", "444444", "1112223")]
     logits = np.random.default_rng(0).normal(size=(3, CELLS)).astype(np.float32)
-    probs = policyFromLogits(logits, legalMasks(states))
-    for i, (row, state) in enumerate(zip(probs, states)):
+    for row, state in zip(logits, states):
         legal = state.allowedActions
-        expected = np.exp(logits[i][legal].astype(np.float64))
-        np.testing.assert_allclose(row[legal], expected / expected.sum())
-        assert row.sum() == pytest.approx(1.0) and row[np.setdiff1d(np.arange(CELLS), legal)].sum() == 0
+        probs = np.array(legalPriors(row.tolist(), legal))
+        expected = np.exp(row[legal].astype(np.float64))
+        np.testing.assert_allclose(probs[legal], expected / expected.sum(), rtol=1e-12)
+        assert np.delete(probs, legal).tolist() == [0.0] * (CELLS - len(legal))
 
 
 def test_get_preds_with_a_saturated_network(tiny_cfg):
