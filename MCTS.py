@@ -21,6 +21,10 @@ every legal move there.
 The search itself never calls a network: `moveToLeaf` stops at a leaf, someone
 evaluates it (one call per leaf, or one call for many games' leaves), `expandLeaf`
 and `backFill` finish the simulation.
+
+Like game.py, this module is compiled to C by mypyc at install (setup.py, compiled.py),
+so its types are checked (`mypy MCTS.py game.py`) and its classes' methods cannot be
+replaced at run time.
 """
 
 from __future__ import annotations
