@@ -8,13 +8,25 @@ old code; `refuseStaleCopy` makes such an import fail, saying how to rebuild."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from pathlib import Path
 from types import ModuleType
+
+SOURCES = ("game.py", "MCTS.py")
+"""The modules setup.py compiles (its list, which the build cannot import from here)."""
 
 
 def runsCompiled(module: ModuleType) -> bool:
     """True when `module` was imported from its compiled extension."""
     return not str(module.__file__).endswith(".py")
+
+
+def copySources(folder: str | os.PathLike) -> None:
+    """Copy the compiled modules' sources into `folder`: a process that puts `folder`
+    first on its import path runs them as plain Python (to compare both builds)."""
+    for source in SOURCES:
+        shutil.copy(Path(__file__).resolve().parent / source, Path(folder) / source)
 
 
 def refuseStaleCopy(moduleFile: str, source: str) -> None:

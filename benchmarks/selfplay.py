@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -173,8 +172,7 @@ def searchAlonePlain(cfg: Config) -> float:
     """`searchAlone` with game.py and MCTS.py run as plain Python, in a fresh
     interpreter (the compiled extensions are imported in their place here)."""
     with tempfile.TemporaryDirectory() as folder:
-        for source in ("game.py", "MCTS.py"):
-            shutil.copy(ROOT / source, Path(folder) / source)
+        compiled.copySources(folder)
         done = subprocess.run([sys.executable, "-c", _PLAIN_SEARCH, folder, str(ROOT / "benchmarks"), str(cfg.EPISODES)],
                               capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     if done.returncode != 0:

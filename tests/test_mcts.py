@@ -609,12 +609,11 @@ def test_the_compiled_search_is_the_source_search(tmp_path):
     """300 simulations with a deterministic stand-in network: the compiled modules and
     game.py and MCTS.py run as plain Python give the same visits, values and tree, bit
     for bit."""
-    for source in ("game.py", "MCTS.py"):
-        shutil.copy(PROJECT_ROOT / source, tmp_path / source)
+    compiled.copySources(tmp_path)
     plain = _runImportingFrom(tmp_path, _SEARCH_SCRIPT)
-    compiled = _runImportingFrom(PROJECT_ROOT, _SEARCH_SCRIPT)
-    assert plain.returncode == 0 and compiled.returncode == 0, plain.stderr + compiled.stderr
-    plainResult, compiledResult = json.loads(plain.stdout), json.loads(compiled.stdout)
+    built = _runImportingFrom(PROJECT_ROOT, _SEARCH_SCRIPT)
+    assert plain.returncode == 0 and built.returncode == 0, plain.stderr + built.stderr
+    plainResult, compiledResult = json.loads(plain.stdout), json.loads(built.stdout)
     assert (plainResult[0], compiledResult[0]) == (False, True)
     assert plainResult[1:] == compiledResult[1:]
     assert sum(n for _, n, _, _ in compiledResult[1]) == 299  # the first simulation expands the root
