@@ -105,16 +105,18 @@ def secondsForBatches(net, batches: list[int]) -> float:
     return time.perf_counter() - start
 
 
-def recordBatchSizes(net) -> list[int]:
-    """Record the batch size of every later `net.predict` call (benchmark only)."""
-    sizes: list[int] = []
+def recordCalls(net) -> list[tuple[int, float]]:
+    """Record (batch size, seconds) of every later `net.predict` call (benchmark only)."""
+    calls: list[tuple[int, float]] = []
     predict = net.predict
 
     def recording(x):
-        sizes.append(len(x))
-        return predict(x)
+        start = time.perf_counter()
+        result = predict(x)
+        calls.append((len(x), time.perf_counter() - start))
+        return result
     net.predict = recording
-    return sizes
+    return calls
 
 
 class InstantNetwork:
@@ -185,17 +187,21 @@ def benchmarkConfig(episodes: int) -> Config:
     return DEFAULT.replace(EPISODES=episodes, LOGGERS={name: False for name in DEFAULT.LOGGERS})
 
 
-def sideBySide(played, alone, cfg: Config) -> tuple[float, float]:
+def sideBySide(played, alone, cfg: Config) -> tuple[float, float, float]:
     """(self-play positions/s with network `played`, network `alone`'s positions/s on
-    exactly the calls that self-play made), measured one right after the other: this
-    machine's speed drifts within a run (a virtual machine whose host takes CPU time),
-    so a ratio is only fair between figures taken side by side."""
-    sizes = recordBatchSizes(played)
+    exactly the calls that self-play made, the share of self-play's time spent in
+    those calls), the first two measured one right after the other: this machine's
+    speed drifts within a run (a virtual machine whose host takes CPU time), so a
+    ratio is only fair between figures taken side by side.  The share needs no
+    second run: it is taken within the self-play itself."""
+    calls = recordCalls(played)
     try:
         positions, seconds = selfplay(played, cfg)
     finally:
         del played.predict  # back to the class's predict
-    return positions / seconds, sum(sizes) / secondsForBatches(alone, list(sizes))
+    sizes = [size for size, _ in calls]
+    inNetwork = sum(spent for _, spent in calls)
+    return positions / seconds, sum(sizes) / secondsForBatches(alone, sizes), inNetwork / seconds
 
 
 def tutorialSecondsPerPosition(net, calls: int = 30) -> float:
@@ -236,8 +242,8 @@ def main() -> None:
     results = {}
     for engine, precision in (("tensorflow", "f32"), auto):
         net = nets[engine, precision]
-        sizes = recordBatchSizes(net)
-        results[engine, precision] = (*selfplay(net, cfg), list(sizes))
+        calls = recordCalls(net)
+        results[engine, precision] = (*selfplay(net, cfg), [size for size, _ in calls])
         del net.predict  # back to the class's predict
     tf_positions, tf_seconds, _ = results["tensorflow", "f32"]
     positions, seconds, calls = results[auto]
@@ -250,13 +256,17 @@ def main() -> None:
     rate = positions / seconds
     print(f"4. network alone on self-play (auto)'s {len(calls)} calls (mean batch {np.mean(calls):.1f}): "
           + ", ".join(f"{e} {p} {r:.0f}/s" for (e, p), r in limits.items()))
-    pairs = [sideBySide(nets[auto], nets[best], cfg) for _ in range(SIDE_BY_SIDE)]
-    ratios = [played / alone for played, alone in pairs]
+    triples = [sideBySide(nets[auto], nets[best], cfg) for _ in range(SIDE_BY_SIDE)]
+    ratios = [played / alone for played, alone, _ in triples]
+    shares = [share for _, _, share in triples]
     print(f"   self-play (auto), then at once the best engine ({best[0]} {best[1]}) alone on its calls, "
           f"{SIDE_BY_SIDE} times: " + ", ".join(f"{played:.0f}/s vs {alone:.0f}/s = {played / alone:.2f}"
-                                               for played, alone in pairs)
+                                               for played, alone, _ in triples)
           + f"; ratio mean {np.mean(ratios):.2f}, median {np.median(ratios):.2f}, "
             f"range {min(ratios):.2f}-{max(ratios):.2f}")
+    print("   share of self-play (auto)'s own time spent in its network calls, the same runs: "
+          + ", ".join(f"{share:.2f}" for share in shares)
+          + f"; mean {np.mean(shares):.2f}, range {min(shares):.2f}-{max(shares):.2f}")
     print(f"   self-play (auto) / self-play (tensorflow): {rate / (tf_positions / tf_seconds):.2f}x")
     tutorial = tutorialSecondsPerPosition(nets["tensorflow", "f32"])
     print(f"5. tutorial design (model.predict, one position): {tutorial * 1000:.1f} ms/position = "
