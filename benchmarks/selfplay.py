@@ -15,7 +15,9 @@ Prints, from one run on the default configuration:
 4. every engine's network-alone rate on exactly the calls self-play (auto) made (same
    batch sizes, in order; they shrink as games end); the ratio of self-play (auto) to
    the best engine alone on its calls, measured SIDE_BY_SIDE times side by side
-   (self-play, then at once the replay of its calls); and the speed-up of self-play (auto) over
+   (self-play, then at once the replay of its calls); the share of each of those self-plays'
+   own time spent in its network calls (timed inside it, so the host's drift between a
+   self-play and its replay cannot move it); and the speed-up of self-play (auto) over
    self-play (TensorFlow);
 5. the tutorial's design: a single-position Keras `model.predict`, and the speed-up of
    self-play (auto) over it;
