@@ -153,6 +153,17 @@ def selfplay(net, cfg: Config) -> tuple[int, float]:
     return net.positionsEvaluated - before, time.perf_counter() - start
 
 
+def recordedSelfplay(net, cfg: Config) -> tuple[int, float, list[tuple[int, float]]]:
+    """`selfplay` with every network call recorded: (positions evaluated, seconds,
+    (batch size, seconds) of each call); `net.predict` is the class's again after."""
+    calls = recordCalls(net)
+    try:
+        positions, seconds = selfplay(net, cfg)
+    finally:
+        del net.predict  # back to the class's predict
+    return positions, seconds, calls
+
+
 def searchAlone(cfg: Config) -> float:
     """Leaf evaluations per second of one self-play phase with the instant network."""
     evaluated, seconds = selfplay(InstantNetwork(), cfg)
@@ -196,11 +207,7 @@ def sideBySide(played, alone, cfg: Config) -> tuple[float, float, float]:
     speed drifts within a run (a virtual machine whose host takes CPU time), so a
     ratio is only fair between figures taken side by side.  The share needs no
     second run: it is taken within the self-play itself."""
-    calls = recordCalls(played)
-    try:
-        positions, seconds = selfplay(played, cfg)
-    finally:
-        del played.predict  # back to the class's predict
+    positions, seconds, calls = recordedSelfplay(played, cfg)
     sizes = [size for size, _ in calls]
     inNetwork = sum(spent for _, spent in calls)
     return positions / seconds, sum(sizes) / secondsForBatches(alone, sizes), inNetwork / seconds
@@ -243,10 +250,8 @@ def main() -> None:
 
     results = {}
     for engine, precision in (("tensorflow", "f32"), auto):
-        net = nets[engine, precision]
-        calls = recordCalls(net)
-        results[engine, precision] = (*selfplay(net, cfg), [size for size, _ in calls])
-        del net.predict  # back to the class's predict
+        positions, seconds, calls = recordedSelfplay(nets[engine, precision], cfg)
+        results[engine, precision] = (positions, seconds, [size for size, _ in calls])
     tf_positions, tf_seconds, _ = results["tensorflow", "f32"]
     positions, seconds, calls = results[auto]
     print("3. self-play:")
