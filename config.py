@@ -380,7 +380,7 @@ STRONG = DEFAULT.replace(
     RANDOM_OPENING_MOVES=8,
     VALUE_TARGET_Q_WEIGHT=0.5, MERGE_DUPLICATES=True, MEMORY_SIZE=100_000, MIN_MEMORY_SIZE=2048,
     BATCH_SIZE=2048, FIT_BATCH_SIZE=128, TRAINING_LOOPS=4, LEARNING_RATE=0.02,
-    LEARNING_RATE_SCHEDULE=[[150, 0.002]],
+    LEARNING_RATE_SCHEDULE=[[150, 0.002], [1400, 0.0005]],
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
     EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=600,
     RUN_FOLDER="run_archive/connect4/run0002")
@@ -399,7 +399,9 @@ STRONG = DEFAULT.replace(
 - Value target half game result, half search value; duplicate positions merged.
 - A smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training
   batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.5
-  hours in; run0001's drop, after 40 flat iterations at 1.9 hours, helped at once).
+  hours in; run0001's drop, after 40 flat iterations at 1.9 hours, helped at once),
+  and fourfold at iteration 1400 (about 10.8 hours in, after the run's own benchmark
+  set had stayed flat for some 200 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
 - Against people it searches 600 simulations (PLAY_SIMS), as measured on Pons' sets.
 - It trains the project's shipped run in place: run_archive/connect4/run0002, the
