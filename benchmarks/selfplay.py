@@ -17,8 +17,11 @@ Prints, from one run on the default configuration:
    the best engine alone on its calls, measured SIDE_BY_SIDE times side by side
    (self-play, then at once the replay of its calls); the share of each of those self-plays'
    own time spent in its network calls (timed inside it, so the host's drift between a
-   self-play and its replay cannot move it); and the speed-up of self-play (auto) over
-   self-play (TensorFlow);
+   self-play and its replay cannot move it); self-play (auto)'s time outside its network
+   calls, and the same games' search replayed without the network (each call answered
+   at once with the outputs it had), back to back and with the core idle for each
+   call's length in its place: how much slower the search runs between network calls
+   than on its own; and the speed-up of self-play (auto) over self-play (TensorFlow);
 5. the tutorial's design: a single-position Keras `model.predict`, and the speed-up of
    self-play (auto) over it;
 6. the wall time of the first two default iterations of a new run with the `auto`
@@ -36,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -56,6 +60,10 @@ from model import Residual_CNN  # noqa: E402
 SIDE_BY_SIDE = 6
 """How many times step 4 measures the ratio side by side: one pair varies by +-0.05
 or more between runs on this machine, so the summary is over several."""
+
+SIDE_BY_SIDE_REPLAY = 2
+"""How many times step 4 replays self-play's games without the network, back to back
+and with idle pauses in turn."""
 
 SIDE_BY_SIDE_SEARCH = 3
 """How many times step 2 measures the search alone, compiled and plain in turn."""
@@ -107,15 +115,23 @@ def secondsForBatches(net, batches: list[int]) -> float:
     return time.perf_counter() - start
 
 
-def recordCalls(net) -> list[tuple[int, float]]:
-    """Record (batch size, seconds) of every later `net.predict` call (benchmark only)."""
-    calls: list[tuple[int, float]] = []
+class Call(NamedTuple):
+    """One network call of a recorded self-play."""
+    size: int
+    seconds: float
+    outputs: tuple
+    """(values, logits) as the network returned them."""
+
+
+def recordCalls(net) -> list[Call]:
+    """Record every later `net.predict` call (benchmark only)."""
+    calls: list[Call] = []
     predict = net.predict
 
     def recording(x):
         start = time.perf_counter()
         result = predict(x)
-        calls.append((len(x), time.perf_counter() - start))
+        calls.append(Call(len(x), time.perf_counter() - start, result))
         return result
     net.predict = recording
     return calls
@@ -153,15 +169,49 @@ def selfplay(net, cfg: Config) -> tuple[int, float]:
     return net.positionsEvaluated - before, time.perf_counter() - start
 
 
-def recordedSelfplay(net, cfg: Config) -> tuple[int, float, list[tuple[int, float]]]:
+def recordedSelfplay(net, cfg: Config) -> tuple[int, float, list[Call]]:
     """`selfplay` with every network call recorded: (positions evaluated, seconds,
-    (batch size, seconds) of each call); `net.predict` is the class's again after."""
+    the calls); `net.predict` is the class's again after."""
     calls = recordCalls(net)
     try:
         positions, seconds = selfplay(net, cfg)
     finally:
         del net.predict  # back to the class's predict
     return positions, seconds, calls
+
+
+class ReplayedNetwork(InstantNetwork):
+    """A stand-in that answers a recorded self-play's calls in order with the outputs
+    the network gave them: self-play with the same config plays the same games again,
+    with no network time.  With `pause`, each call leaves the core idle for as long as
+    the recorded call took, as the real call did."""
+
+    def __init__(self, calls: list[Call], pause: bool):
+        super().__init__()
+        self.calls, self.pause, self.answered = calls, pause, 0
+
+    def predict(self, x):
+        if self.answered == len(self.calls) or len(x) != self.calls[self.answered].size:
+            raise RuntimeError(f"call {self.answered} of the replay ({len(x)} positions) is not in the recording "
+                               f"({len(self.calls)} calls): not the same games")
+        call = self.calls[self.answered]
+        self.answered += 1
+        self.positionsEvaluated += len(x)
+        if self.pause:
+            time.sleep(call.seconds)
+        return call.outputs
+
+
+def outsideCalls(seconds: float, calls: list[Call]) -> float:
+    """A self-play's seconds outside its network calls: the search and what surrounds it."""
+    return seconds - sum(call.seconds for call in calls)
+
+
+def replayedSearchSeconds(calls: list[Call], cfg: Config, pause: bool) -> float:
+    """Seconds outside the network calls of the self-play that made `calls`, played
+    again with `ReplayedNetwork(calls, pause)`: the same search on the same games."""
+    _, seconds, replayed = recordedSelfplay(ReplayedNetwork(calls, pause), cfg)
+    return outsideCalls(seconds, replayed)
 
 
 def searchAlone(cfg: Config) -> float:
@@ -208,9 +258,8 @@ def sideBySide(played, alone, cfg: Config) -> tuple[float, float, float]:
     ratio is only fair between figures taken side by side.  The share needs no
     second run: it is taken within the self-play itself."""
     positions, seconds, calls = recordedSelfplay(played, cfg)
-    sizes = [size for size, _ in calls]
-    inNetwork = sum(spent for _, spent in calls)
-    return positions / seconds, sum(sizes) / secondsForBatches(alone, sizes), inNetwork / seconds
+    sizes = [call.size for call in calls]
+    return positions / seconds, sum(sizes) / secondsForBatches(alone, sizes), 1 - outsideCalls(seconds, calls) / seconds
 
 
 def tutorialSecondsPerPosition(net, calls: int = 30) -> float:
@@ -248,12 +297,10 @@ def main() -> None:
     print(f"2. search alone (instant network), leaves/s, {build} vs plain Python, {SIDE_BY_SIDE_SEARCH} times: "
           + ", ".join(f"{fast:.0f} vs {plain:.0f} = {fast / plain:.2f}x" for fast, plain in pairs))
 
-    results = {}
-    for engine, precision in (("tensorflow", "f32"), auto):
-        positions, seconds, calls = recordedSelfplay(nets[engine, precision], cfg)
-        results[engine, precision] = (positions, seconds, [size for size, _ in calls])
+    results = {key: recordedSelfplay(nets[key], cfg) for key in (("tensorflow", "f32"), auto)}
     tf_positions, tf_seconds, _ = results["tensorflow", "f32"]
-    positions, seconds, calls = results[auto]
+    positions, seconds, recorded = results[auto]
+    calls = [call.size for call in recorded]
     print("3. self-play:")
     for (engine, precision), (n, s, _) in results.items():
         print(f"   {engine:10s} {precision:4s}: {n / s:8.0f} positions/s, {cfg.EPISODES / s:.3f} games/s "
@@ -274,6 +321,12 @@ def main() -> None:
     print("   share of self-play (auto)'s own time spent in its network calls, the same runs: "
           + ", ".join(f"{share:.2f}" for share in shares)
           + f"; mean {np.mean(shares):.2f}, range {min(shares):.2f}-{max(shares):.2f}")
+    replays = [(replayedSearchSeconds(recorded, cfg, pause=False), replayedSearchSeconds(recorded, cfg, pause=True))
+               for _ in range(SIDE_BY_SIDE_REPLAY)]
+    print(f"   self-play (auto)'s time outside its network calls, step 3's games: {outsideCalls(seconds, recorded):.2f} s"
+          f" in self-play; replayed (each call answered at once with its recorded outputs), {SIDE_BY_SIDE_REPLAY} "
+          "times: " + ", ".join(f"{warm:.2f} s back to back vs {idle:.2f} s with each call's time idle in its place"
+                                for warm, idle in replays))
     print(f"   self-play (auto) / self-play (tensorflow): {rate / (tf_positions / tf_seconds):.2f}x")
     tutorial = tutorialSecondsPerPosition(nets["tensorflow", "f32"])
     print(f"5. tutorial design (model.predict, one position): {tutorial * 1000:.1f} ms/position = "
