@@ -11,17 +11,19 @@ Prints, from one run on the default configuration:
    (game.py and MCTS.py as built by setup.py) and as plain Python (their sources run
    in a fresh interpreter), alternately, SIDE_BY_SIDE_SEARCH times each;
 3. self-play (positions evaluated per second, games per second) with the TensorFlow
-   engine and with the `auto` engine, the same games;
-4. every engine's network-alone rate on exactly the calls self-play (auto) made (same
-   batch sizes, in order; they shrink as games end); the ratio of self-play (auto) to
-   the best engine alone on its calls, measured SIDE_BY_SIDE times side by side
-   (self-play, then at once the replay of its calls); the share of each of those self-plays'
-   own time spent in its network calls (timed inside it, so the host's drift between a
-   self-play and its replay cannot move it); self-play (auto)'s time outside its network
-   calls, and the same games' search replayed without the network (each call answered
-   at once with the outputs it had), back to back and with the core idle for each
-   call's length in its place: how much slower the search runs between network calls
-   than on its own; and the speed-up of self-play (auto) over self-play (TensorFlow);
+   engine and with the `auto` engine, the same games, in turn, SIDE_BY_SIDE_ENGINES
+   times;
+4. every engine's network-alone rate on exactly the calls the last self-play (auto)
+   made (same batch sizes, in order; they shrink as games end); the ratio of self-play
+   (auto) to the best engine alone on its calls, measured SIDE_BY_SIDE times side by
+   side (self-play, then at once the replay of its calls); the share of each of those
+   self-plays' own time spent in its network calls (timed inside it, so the host's
+   drift between a self-play and its replay cannot move it); the last self-play
+   (auto)'s time outside its network calls, and the same games' search replayed
+   without the network (each call answered at once with the outputs it had), back to
+   back and with the core idle for each call's length in its place: how much slower
+   the search runs between network calls than on its own; and the speed-up of
+   self-play (auto) over self-play (TensorFlow), per round of step 3;
 5. the tutorial's design: a single-position Keras `model.predict`, and the speed-up of
    self-play (auto) over it;
 6. the wall time of the first two default iterations of a new run with the `auto`
@@ -60,6 +62,10 @@ from model import Residual_CNN  # noqa: E402
 SIDE_BY_SIDE = 6
 """How many times step 4 measures the ratio side by side: one pair varies by +-0.05
 or more between runs on this machine, so the summary is over several."""
+
+SIDE_BY_SIDE_ENGINES = 2
+"""How many times step 3 plays self-play with each engine in turn: a single pair can
+land on a moment the host takes CPU time from one of the two."""
 
 SIDE_BY_SIDE_REPLAY = 2
 """How many times step 4 replays self-play's games without the network, back to back
@@ -167,6 +173,12 @@ def selfplay(net, cfg: Config) -> tuple[int, float]:
     before, start = net.positionsEvaluated, time.perf_counter()
     funcs.playMatches(player, player, cfg.EPISODES, QUIET, cfg.TURNS_UNTIL_TAU0, Memory(cfg.MEMORY_SIZE))
     return net.positionsEvaluated - before, time.perf_counter() - start
+
+
+def positionsPerSecondOf(recorded: tuple[int, float, list[Call]]) -> float:
+    """Positions evaluated per second of a `recordedSelfplay` result."""
+    positions, seconds, _ = recorded
+    return positions / seconds
 
 
 def recordedSelfplay(net, cfg: Config) -> tuple[int, float, list[Call]]:
@@ -297,18 +309,21 @@ def main() -> None:
     print(f"2. search alone (instant network), leaves/s, {build} vs plain Python, {SIDE_BY_SIDE_SEARCH} times: "
           + ", ".join(f"{fast:.0f} vs {plain:.0f} = {fast / plain:.2f}x" for fast, plain in pairs))
 
-    results = {key: recordedSelfplay(nets[key], cfg) for key in (("tensorflow", "f32"), auto)}
-    tf_positions, tf_seconds, _ = results["tensorflow", "f32"]
-    positions, seconds, recorded = results[auto]
+    rounds = [{key: recordedSelfplay(nets[key], cfg) for key in (("tensorflow", "f32"), auto)}
+              for _ in range(SIDE_BY_SIDE_ENGINES)]
+    print(f"3. self-play, each engine in turn, {SIDE_BY_SIDE_ENGINES} times:")
+    for results in rounds:
+        for (engine, precision), (n, s, _) in results.items():
+            print(f"   {engine:10s} {precision:4s}: {n / s:8.0f} positions/s, {cfg.EPISODES / s:.3f} games/s "
+                  f"({n} positions, {cfg.EPISODES} games in {s:.1f} s)")
+    speedups = [positionsPerSecondOf(results[auto]) / positionsPerSecondOf(results["tensorflow", "f32"])
+                for results in rounds]
+    positions, seconds, recorded = rounds[-1][auto]
     calls = [call.size for call in recorded]
-    print("3. self-play:")
-    for (engine, precision), (n, s, _) in results.items():
-        print(f"   {engine:10s} {precision:4s}: {n / s:8.0f} positions/s, {cfg.EPISODES / s:.3f} games/s "
-              f"({n} positions, {cfg.EPISODES} games in {s:.1f} s)")
     limits = {key: len(calls) and sum(calls) / secondsForBatches(net, calls) for key, net in nets.items()}
     best = max(limits, key=limits.get)
-    rate = positions / seconds
-    print(f"4. network alone on self-play (auto)'s {len(calls)} calls (mean batch {np.mean(calls):.1f}): "
+    rate = np.mean([positionsPerSecondOf(results[auto]) for results in rounds])
+    print(f"4. network alone on the last self-play (auto)'s {len(calls)} calls (mean batch {np.mean(calls):.1f}): "
           + ", ".join(f"{e} {p} {r:.0f}/s" for (e, p), r in limits.items()))
     triples = [sideBySide(nets[auto], nets[best], cfg) for _ in range(SIDE_BY_SIDE)]
     ratios = [played / alone for played, alone, _ in triples]
@@ -323,11 +338,12 @@ def main() -> None:
           + f"; mean {np.mean(shares):.2f}, range {min(shares):.2f}-{max(shares):.2f}")
     replays = [(replayedSearchSeconds(recorded, cfg, pause=False), replayedSearchSeconds(recorded, cfg, pause=True))
                for _ in range(SIDE_BY_SIDE_REPLAY)]
-    print(f"   self-play (auto)'s time outside its network calls, step 3's games: {outsideCalls(seconds, recorded):.2f} s"
+    print(f"   the last self-play (auto)'s time outside its network calls: {outsideCalls(seconds, recorded):.2f} s"
           f" in self-play; replayed (each call answered at once with its recorded outputs), {SIDE_BY_SIDE_REPLAY} "
           "times: " + ", ".join(f"{warm:.2f} s back to back vs {idle:.2f} s with each call's time idle in its place"
                                 for warm, idle in replays))
-    print(f"   self-play (auto) / self-play (tensorflow): {rate / (tf_positions / tf_seconds):.2f}x")
+    print("   self-play (auto) / self-play (tensorflow), each round of step 3: "
+          + ", ".join(f"{speedup:.2f}x" for speedup in speedups) + f"; mean {np.mean(speedups):.2f}x")
     tutorial = tutorialSecondsPerPosition(nets["tensorflow", "f32"])
     print(f"5. tutorial design (model.predict, one position): {tutorial * 1000:.1f} ms/position = "
           f"{1 / tutorial:.1f} positions/s; speed-up of self-play (auto): {rate * tutorial:.0f}x")
