@@ -405,15 +405,18 @@ class Inspection(Thinking):
         return fig
 
 
-def principalVariation(agent: Agent) -> list[int]:
-    """Columns (1..7) along the most visited edges from the root of the last search."""
+def principalVariation(agent: Agent, played: int) -> list[int]:
+    """Columns (1..7) of the last search's expected line: the move it chose (action
+    `played`), then the most visited edges below it.  It starts with the move played
+    because that need not be the root's most visited one: Gumbel's root search plays
+    the winner of its sequential halving, and its finalists often tie on visits."""
     columns, node = [], agent.root
-    while node is not None and node.edges:
-        action, edge = max(node.edges, key=lambda pair: (pair[1].N, -columnOf(pair[0])))  # ties: leftmost column
-        if edge.N == 0:
-            break
-        columns.append(columnOf(action) + 1)
+    edge = next((edge for action, edge in node.edges if action == played), None) if node is not None else None
+    while edge is not None and edge.N > 0:
+        columns.append(columnOf(edge.action) + 1)
         node = edge.outNode
+        edge = max((edge for _, edge in node.edges), key=lambda edge: (edge.N, -columnOf(edge.action)),
+                   default=None)  # ties: leftmost column
     return columns
 
 
@@ -439,7 +442,7 @@ def inspectMove(agent: Agent, moves: str, sims: int | None = None) -> Inspection
         player.logger.removeHandler(handler)
         handler.close()
     return Inspection(action, thinkingTable(player), value, nn_value, player.MCTSsimulations, moves=moves, state=state,
-                      principal_variation=principalVariation(player), tree_size=len(player.mcts.tree),
+                      principal_variation=principalVariation(player, action), tree_size=len(player.mcts.tree),
                       log=buffer.getvalue())
 
 

@@ -393,3 +393,17 @@ def test_typed_versions_game_through_builtin_input_ends_with_the_final_board_and
         assert result.endswith("player2 (O) wins; you win!") and final_board.count("[") >= 1
     else:
         assert result.endswith("a draw, the board is full.")
+
+
+def test_the_principal_variation_starts_with_the_move_gumbel_played(tiny_cfg, tiny_model):
+    """Gumbel's root search plays the winner of its sequential halving, which need not
+    be the most visited move: the variation shown starts with the move played."""
+    cfg = tiny_cfg.replace(ROOT_SEARCH="gumbel", GUMBEL_SAMPLED_ACTIONS=16)
+    agent = Agent("agent", 84, 42, 32, cfg.CPUCT, tiny_model, cfg)
+    inspections = [play.inspectMove(agent, moves) for moves in ("", "4", "44", "1234", "7", "4455", "123")]
+    assert all(inspection.principal_variation[0] == inspection.column for inspection in inspections)
+    assert all(len(inspection.principal_variation) > 1 for inspection in inspections)
+    played_less_visited = [inspection for inspection in inspections
+                           if max(row["N"] for row in inspection.table)
+                           > next(row["N"] for row in inspection.table if row["column"] == inspection.column)]
+    assert played_less_visited  # the case this is about occurs among these positions
