@@ -1,7 +1,9 @@
 """Measuring players against perfect play.
 
-Connect Four is solved: the `bitbully` solver scores every legal move of a position
-(an evaluation-only dependency, imported on first use; training never needs it).
+Connect Four is solved: the `bitbully` solver scores every legal move of a position.
+Training asks it only to score its players (EVAL_POSITIONS benchmark positions after
+an iteration; 0 turns that off); it never learns from it.  It is imported on first
+use, so that a broken install of it stops only the scoring, with a message saying so.
 Points of view, which every value here carries:
 
 - A *solver score* is for the player to move in the position the move is played

@@ -190,7 +190,8 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | 
     return Agent.fromConfig(name, run_cfg, network, logger=lg.logger_mcts, mcts_simulations=mcts_simulations)
 
 
-_METRICS_WAY_OUT = "delete that line (metrics are a record only, training does not read them)"
+_METRICS_WAY_OUT = ("delete that line (metrics are a record; training reads them only for the time a run has "
+                    "trained, which `--hours` counts, and that line's iteration no longer counts)")
 
 
 def readMetrics(folder) -> list[dict]:
@@ -199,7 +200,8 @@ def readMetrics(folder) -> list[dict]:
     path = storage.metrics_path(folder)
     rows = storage.read_json_lines(path, "metrics file", _METRICS_WAY_OUT)
     for number, row in enumerate(rows, start=1):
-        if not isinstance(row, dict) or not isinstance(row.get("iteration"), int):
+        if (not isinstance(row, dict) or not isinstance(row.get("iteration"), int)
+                or not isinstance(row.get("seconds"), dict)):
             raise storage.RunFileError(f"metrics file {path}: row {number} is not a metrics row; {_METRICS_WAY_OUT}")
     return rows
 

@@ -79,7 +79,7 @@ def test_an_iteration_is_recorded_row_then_checkpoint_and_old_snapshots_go(tiny_
     for iteration in (1, 2, 3):
         run.saveMemory(iteration)
         assert runs.readCheckpoint(run.folder)["memory_iteration"] == (iteration - 1 or None)
-        run.finishIteration(iteration, {"iteration": iteration})
+        run.finishIteration(iteration, {"iteration": iteration, "seconds": {"selfplay": 1.0}})
         assert runs.readCheckpoint(run.folder) == {"iteration": iteration, "best_player_version": 1,
                                                    "memory_iteration": iteration}
     assert storage.memory_snapshots(run.folder) == [2, 3]
@@ -114,3 +114,11 @@ def test_an_invalid_checkpoint_names_the_wrong_entry(tmp_path, values, message):
         runs.readCheckpoint(tmp_path)
     storage.checkpoint_path(tmp_path).write_text(json.dumps({"iteration": 3, "best_player_version": 2}))
     assert runs.readCheckpoint(tmp_path)["best_player_version"] == 2
+
+
+@pytest.mark.parametrize("line", ['{"iteration": 2}', '[2]', '{"iteration": "2", "seconds": {}}'])
+def test_a_metrics_row_that_is_not_one_is_named_with_the_way_out(tmp_path, line):
+    folder = tmp_path / "run"
+    storage.write_text(storage.metrics_path(folder), '{"iteration": 1, "seconds": {"selfplay": 3.0}}\n' + line + "\n")
+    with pytest.raises(storage.RunFileError, match=r"metrics.jsonl: row 2 is not a metrics row; delete that line"):
+        runs.readMetrics(folder)
