@@ -3,7 +3,6 @@ strong preset): it loads safely, it is trained, and players fall back to it."""
 
 from __future__ import annotations
 
-import json
 
 import evaluation
 import play
@@ -24,10 +23,19 @@ def test_the_shipped_run_is_a_strong_preset_run_in_the_archive_format():
     cfg = Config.from_json_file(storage.config_path(folder))
     assert cfg == STRONG  # so `make train PRESET=strong` resumes it with the preset's own settings
     checkpoint = runs.readCheckpoint(folder)
-    assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
     rows = runs.readMetrics(folder)
-    assert rows and rows[-1]["iteration"] >= checkpoint["iteration"]
-    assert all(json.dumps(row) for row in rows)
+    assert [row["iteration"] for row in rows][:checkpoint["iteration"]] == list(range(1, checkpoint["iteration"] + 1))
+    assert rows[checkpoint["iteration"] - 1]["best_player_version"] == checkpoint["best_player_version"]
+
+
+def test_the_shipped_run_holds_every_file_it_resumes_from():
+    """What a fresh clone needs to resume the run where the checkpoint says (the run's
+    files are committed one by one: a missing one would stop `make train PRESET=strong`)."""
+    folder = play.SHIPPED_RUN
+    checkpoint = runs.readCheckpoint(folder)
+    assert storage.model_path(folder, checkpoint["best_player_version"]).exists()
+    assert storage.current_model_path(folder).exists()
+    assert storage.memory_path(folder, checkpoint["memory_iteration"]).exists()
 
 
 def test_the_shipped_network_loads_in_safe_mode_and_is_trained():
