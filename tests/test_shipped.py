@@ -3,7 +3,6 @@ strong preset): it loads safely, it is trained, and players fall back to it."""
 
 from __future__ import annotations
 
-
 import evaluation
 import play
 import runs
