@@ -44,9 +44,9 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     is built with the run's own config.json (else `cfg`); it searches `sims`
     simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS)."""
     cfg = cfg or DEFAULT
-    if version == -1 and not isinstance(version, bool):
-        raise ValueError("version must be 0 (an untrained network) or a saved version number: -1 is a human, "
-                         "and loadPlayer makes an agent")
+    if version is not None and not isinstance(version, bool) and version < 0:
+        raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version}"
+                         + (": -1 is a human, and loadPlayer makes an agent" if version == -1 else ""))
     folder = Path(run_folder) if run_folder is not None else cfg.path("RUN_FOLDER")
     if version is None and trainedVersion(folder) is None and trainedVersion(SHIPPED_RUN) is not None:
         say(f"{folder} has no trained version yet: playing the shipped agent, version "
@@ -466,7 +466,7 @@ def main(argv=None, input_fn=None, output_fn=print) -> Match:
     parser.add_argument("--second", action="store_true", help="let the agent move first")
     args = parser.parse_args(argv)
     try:
-        agent = loadPlayer(args.version, args.run_folder, args.sims)
+        agent = loadPlayer(args.version, args.run_folder, args.sims, say=output_fn)
     except (ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
     output_fn(f"Playing version {args.version if args.version is not None else 'best'} with "

@@ -264,8 +264,10 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
     with pytest.raises(ValueError, match=r"no saved version 2; saved versions: 1, 3 \(or 0"):
         play.loadPlayer(2, run_folder)
-    with pytest.raises(ValueError, match="version must be 0"):
+    with pytest.raises(ValueError, match="version must be 0 .* got -1: -1 is a human"):
         play.loadPlayer(-1, run_folder)
+    with pytest.raises(ValueError, match="version must be 0 .* got -5$"):
+        play.loadPlayer(-5, run_folder)
     with pytest.raises(ValueError, match="sims must be a positive"):
         play.loadPlayer(1, run_folder, sims=0)
 
@@ -291,6 +293,9 @@ def test_terminal_entry_point_names_a_missing_version(run_folder, capsys):
         play.main(["--run-folder", str(run_folder), "--version", "7"])
     assert exit_.value.code == 2
     assert "saved versions: 1, 3" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        play.main(["--run-folder", str(run_folder), "--version", "-5"])
+    assert "got -5" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         play.main(["--sims", "0"])
     assert "must be a positive number" in capsys.readouterr().err
@@ -407,3 +412,9 @@ def test_the_principal_variation_starts_with_the_move_gumbel_played(tiny_cfg, ti
                            if max(row["N"] for row in inspection.table)
                            > next(row["N"] for row in inspection.table if row["column"] == inspection.column)]
     assert played_less_visited  # the case this is about occurs among these positions
+
+
+def test_terminal_entry_point_says_through_its_output_that_it_plays_the_shipped_agent(tmp_path):
+    human = Script(["q"])
+    play.main(["--run-folder", str(tmp_path / "fresh"), "--sims", "2"], human.input_fn, human.output_fn)
+    assert "playing the shipped agent" in human.said[0]
