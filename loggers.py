@@ -54,7 +54,7 @@ def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
         logger.disabled = not enabled
         logger.setLevel(logging.INFO if enabled else logging.CRITICAL + 1)
         if enabled:
-            handler = RotatingFileHandler(folder / f"logger_{name}.log", maxBytes=fileCap(cfg),
+            handler = RotatingFileHandler(storage.log_path(run_folder, name), maxBytes=fileCap(cfg),
                                           backupCount=cfg.LOG_BACKUP_COUNT, encoding="utf-8")
             handler.setFormatter(formatter)
             logger.addHandler(handler)

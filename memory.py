@@ -36,8 +36,11 @@ _WAY_OUT = ("resuming a run falls back to its previous memory snapshot (the last
 class Memory:
     """Self-play positions: `stmemory` for the game in progress, `ltmemory` the newest
     MEMORY_SIZE finished positions.  Each entry holds the position (`state`, `board`,
-    `id`, `playerTurn`), its search policy `AV` over the 42 cells, and once the game is
-    over its `value`: the game's result for that position's player to move."""
+    `id`, `playerTurn`), its search policy `AV` over the 42 cells, the search's value
+    `q` of the move played (for that position's player to move; the game's result
+    when the search gave none; retraining mixes it into the value target by
+    VALUE_TARGET_Q_WEIGHT), and once the game is over its `value`: the game's result
+    for that position's player to move."""
 
     def __init__(self, MEMORY_SIZE: int):
         self.MEMORY_SIZE = MEMORY_SIZE

@@ -12,11 +12,12 @@ Layout of a run folder::
     metrics.jsonl              one JSON row per finished iteration
     curve.jsonl                mistake rates of versions on Pons' sets (benchmarks/curve.py;
                                measurement only, training never reads it)
-    logs/                      main, memory, tourney, mcts, model logs (rotated)
+    logs/                      main, memory, tourney, mcts, model logs (logger_NAME.log, rotated)
     models/versionNNNN.keras   every promoted network (version 1 = the initial one)
     models/current.keras       the current network, after its latest retraining
     memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
     .lock                      held by the process training in the folder
+    model.png                  the network's drawing, made by the notebook (needs graphviz)
 """
 
 from __future__ import annotations
@@ -87,6 +88,17 @@ def curve_path(run_folder) -> Path:
 
 def logs_folder(run_folder) -> Path:
     return Path(run_folder) / "logs"
+
+
+def log_path(run_folder, name: str) -> Path:
+    """The file of the logger `name` (main, memory, tourney, mcts, model; its rotated
+    copies add .1, .2, ...)."""
+    return logs_folder(run_folder) / f"logger_{name}.log"
+
+
+def model_plot_path(run_folder) -> Path:
+    """The drawing of the network the notebook makes (where graphviz is installed)."""
+    return Path(run_folder) / "model.png"
 
 
 def current_model_path(run_folder) -> Path:

@@ -5,8 +5,8 @@ take with more worker machines.
 Run: make bench-workers   (or: .venv/bin/python benchmarks/workers.py [--episodes N])
 
 For each WORKERS setting, one iteration of a new run with the default configuration
-(the evaluation against perfect play off: it is the learner's, and only after a
-promotion), the same seeds each time, so the same games: self-play and tournament
+(the evaluation against perfect play off: it is the learner's work, after the first
+iteration and after each promotion), the same seeds each time, so the same games: self-play and tournament
 games per second, and the learner's retraining time.  The workers are started and
 have built their networks before the clock starts (`Pool.evaluate`); fetching a new
 version's weights is timed, as it happens in every iteration.  Then the time of one

@@ -10,6 +10,8 @@ from __future__ import annotations
 import keras
 import pytest
 
+import loggers as lg
+import storage
 from config import Config
 from game import Game
 from model import Residual_CNN
@@ -39,3 +41,27 @@ def seeded():
     """Every test starts from the same Python, numpy and TensorFlow seeds, so networks
     it builds get the same weights whatever ran before it."""
     keras.utils.set_random_seed(1234)
+
+
+@pytest.fixture
+def run_folder(tiny_cfg, tmp_path):
+    """A run folder with versions 1 and 3 saved (different weights), best version 3."""
+    folder = tmp_path / "run"
+    network = Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42)
+    storage.write_text(storage.config_path(folder), tiny_cfg.to_json())
+    storage.save_model(network.model, storage.model_path(folder, 1))
+    network.model.set_weights([w + 0.5 for w in network.model.get_weights()])
+    storage.save_model(network.model, storage.model_path(folder, 3))
+    storage.write_json(storage.checkpoint_path(folder), {"iteration": 4, "best_player_version": 3,
+                                                         "memory_iteration": None})
+    return folder
+
+
+@pytest.fixture
+def logging_to(tmp_path):
+    """`logging_to(cfg, name)` switches one of the run's logs on (the others off), in
+    tmp_path/logs, and returns its file."""
+    def switchOn(cfg: Config, name: str):
+        lg.setup_loggers(tmp_path, cfg.replace(LOGGERS={name: True}))
+        return storage.log_path(tmp_path, name)
+    return switchOn

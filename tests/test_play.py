@@ -198,13 +198,7 @@ def test_inspectMove_refuses_a_finished_game(agent):
 
 
 # -- humans in playMatches ---------------------------------------------------------------------
-def _loggingTo(tmp_path, cfg, name):
-    """Switch one of the run's logs on, in tmp_path/logs."""
-    lg.setup_loggers(tmp_path, cfg.replace(LOGGERS={name: True}))
-    return tmp_path / "logs" / f"logger_{name}.log"
-
-
-def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(agent, tiny_cfg, tmp_path):
+def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(logging_to, agent, tiny_cfg, tmp_path):
     events = []
     entries = cycling_columns()
 
@@ -213,7 +207,7 @@ def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(agent,
         return events[-1][1]
 
     user = User("you", 84, 42, input_fn, lambda text: events.append(("said", text)))
-    log = _loggingTo(tmp_path, tiny_cfg, "tourney")
+    log = logging_to(tiny_cfg, "tourney")
     try:
         scores, _, points, _ = funcs.playMatches(user, agent, 1, lg.logger_tourney, 0, goes_first=1)
     finally:
@@ -234,20 +228,6 @@ def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(agent,
 
 
 # -- loading saved versions and the terminal ---------------------------------------------------
-@pytest.fixture
-def run_folder(tiny_cfg, tmp_path):
-    """A run folder with versions 1 and 3 saved (different weights), best version 3."""
-    folder = tmp_path / "run"
-    network = Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42)
-    storage.write_text(folder / "config.json", tiny_cfg.to_json())
-    storage.save_model(network.model, storage.model_path(folder, 1))
-    network.model.set_weights([w + 0.5 for w in network.model.get_weights()])
-    storage.save_model(network.model, storage.model_path(folder, 3))
-    storage.write_json(folder / "checkpoint.json", {"iteration": 4, "best_player_version": 3,
-                                                    "memory_iteration": None})
-    return folder
-
-
 def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny_cfg):
     player = play.loadPlayer(run_folder=run_folder, sims=3)
     saved = storage.load_model(storage.model_path(run_folder, 3))

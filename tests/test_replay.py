@@ -19,16 +19,10 @@ def agent(tiny_cfg, tiny_model):
     return Agent("agent", 84, 42, 4, tiny_cfg.CPUCT, tiny_model, tiny_cfg)
 
 
-def _loggingTo(tmp_path, cfg, name):
-    """Switch one of the run's logs on, in tmp_path/logs."""
-    lg.setup_loggers(tmp_path, cfg.replace(LOGGERS={name: True}))
-    return tmp_path / "logs" / f"logger_{name}.log"
-
-
-def _selfplayReplays(player, cfg, games: int, turns_until_tau0: int, tmp_path):
+def _selfplayReplays(logging_to, player, cfg, games: int, turns_until_tau0: int, tmp_path):
     """Self-play `games` games with the main log on; returns (memory, the games
     replayed from the saved memory, the games replayed from the log)."""
-    log = _loggingTo(tmp_path, cfg, "main")
+    log = logging_to(cfg, "main")
     memory = Memory(10_000)
     try:
         funcs.playMatches(player, player, games, lg.logger_main, turns_until_tau0, memory)
@@ -38,8 +32,8 @@ def _selfplayReplays(player, cfg, games: int, turns_until_tau0: int, tmp_path):
     return memory, gamesFromMemory(tmp_path / "memory.npz"), gamesFromLog(log)
 
 
-def test_selfplay_games_replay_alike_from_memory_and_from_the_log(agent, tiny_cfg, tmp_path):
-    memory, from_memory, from_log = _selfplayReplays(agent, tiny_cfg, 3, 10, tmp_path)
+def test_selfplay_games_replay_alike_from_memory_and_from_the_log(logging_to, agent, tiny_cfg, tmp_path):
+    memory, from_memory, from_log = _selfplayReplays(logging_to, agent, tiny_cfg, 3, 10, tmp_path)
     assert len(from_memory) == len(from_log) == 3
     rows = iter(memory.ltmemory)
     for kept, logged in zip(from_memory, from_log):
@@ -57,13 +51,13 @@ def test_selfplay_games_replay_alike_from_memory_and_from_the_log(agent, tiny_cf
         assert logged.frames[-1].state.isEndGame and logged.frames[0].search_value is not None
 
 
-def test_games_with_random_openings_replay_one_by_one_from_memory(tiny_cfg, tiny_model, tmp_path):
+def test_games_with_random_openings_replay_one_by_one_from_memory(logging_to, tiny_cfg, tiny_model, tmp_path):
     """Games that start after random opening moves start from any number of stones:
     memory's replay still tells them apart (none merged with the game before it)
     and each is the logged game from its first searched move on."""
     cfg = tiny_cfg.replace(RANDOM_OPENING_MOVES=6)
     player = Agent("agent", 84, 42, 4, cfg.CPUCT, tiny_model, cfg)
-    _, from_memory, from_log = _selfplayReplays(player, cfg, 10, 2, tmp_path)
+    _, from_memory, from_log = _selfplayReplays(logging_to, player, cfg, 10, 2, tmp_path)
     assert len(from_memory) == len(from_log) == 10
     openings = [kept.frames[0].state.stones for kept in from_memory]
     assert len(set(openings)) > 1, openings
@@ -108,8 +102,8 @@ def test_replayGame_chooses_a_game_and_names_the_range(agent, tiny_cfg, tmp_path
     assert replay.figure(0).axes[0].get_title().startswith("1. X plays")
 
 
-def test_log_replay_skips_games_whose_start_is_missing(agent, tiny_cfg, tmp_path):
-    log = _loggingTo(tmp_path, tiny_cfg, "main")
+def test_log_replay_skips_games_whose_start_is_missing(logging_to, agent, tiny_cfg, tmp_path):
+    log = logging_to(tiny_cfg, "main")
     try:
         funcs.playMatches(agent, agent, 2, lg.logger_main, 10)
     finally:
@@ -122,7 +116,7 @@ def test_log_replay_skips_games_whose_start_is_missing(agent, tiny_cfg, tmp_path
     assert len(full) == 2 and all(GameState.fromMoves(g.moves).isEndGame for g in full)
 
 
-def test_a_tournament_log_replays_every_game_with_its_own_moves(tiny_cfg, tmp_path, monkeypatch):
+def test_a_tournament_log_replays_every_game_with_its_own_moves(logging_to, tiny_cfg, tmp_path, monkeypatch):
     played: dict[int, str] = {}
     play_move = funcs.Episode._playMove
 
@@ -133,7 +127,7 @@ def test_a_tournament_log_replays_every_game_with_its_own_moves(tiny_cfg, tmp_pa
     networks = [Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42) for _ in range(2)]
     best, current = (Agent(name, 84, 42, 8, 1.0, network, tiny_cfg, seed=i)
                      for i, (name, network) in enumerate(zip(("best", "current"), networks)))
-    log = _loggingTo(tmp_path, tiny_cfg, "tourney")
+    log = logging_to(tiny_cfg, "tourney")
     try:
         funcs.playMatches(best, current, 6, lg.logger_tourney, 2)
     finally:

@@ -12,23 +12,8 @@ from agent import Agent, User
 from config import Config
 from game import Game
 from memory import Memory
-from model import Residual_CNN
 
 ENV = Game()
-
-
-@pytest.fixture
-def run_folder(tiny_cfg, tmp_path):
-    """A run folder with versions 1 and 3 saved (different weights), best version 3."""
-    folder = tmp_path / "run"
-    network = Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42)
-    storage.write_text(storage.config_path(folder), tiny_cfg.to_json())
-    storage.save_model(network.model, storage.model_path(folder, 1))
-    network.model.set_weights([w + 0.5 for w in network.model.get_weights()])
-    storage.save_model(network.model, storage.model_path(folder, 3))
-    storage.write_json(storage.checkpoint_path(folder), {"iteration": 4, "best_player_version": 3,
-                                                         "memory_iteration": None})
-    return folder
 
 
 def test_versionPlayer_resolves_every_kind_of_version(run_folder, tiny_cfg):
