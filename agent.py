@@ -276,14 +276,16 @@ class Agent:
 
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
         """The search for one move as a generator (see the module docstring).
-        `noise`: mix Dirichlet noise into the root priors (self-play only)."""
+        `noise`: mix Dirichlet noise into the root priors (self-play only; the PUCT
+        root's exploration: Gumbel's root search explores through its own Gumbel
+        draws and never reads the root's priors with noise, so none is drawn)."""
         if state.isEndGame:
             raise ValueError("cannot search a finished game: it has no legal moves")
         if self.mcts is None or state.id not in self.mcts.tree:
             self.buildMCTS(state)
         else:
             self.changeRootMCTS(state)
-        self.mcts.epsilon = self.config.EPSILON if noise else 0.0
+        self.mcts.epsilon = self.config.EPSILON if noise and self.config.ROOT_SEARCH == "puct" else 0.0
         if self.root.isLeaf():
             self.evaluateLeaf(self.root, (yield state))
         self.mcts.drawRootNoise()

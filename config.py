@@ -92,7 +92,8 @@ class Config:
     CPUCT: float = 1.0
     """Exploration constant of the PUCT selection rule."""
     EPSILON: float = 0.2
-    """Weight of the Dirichlet noise mixed into the root priors during self-play."""
+    """Weight of the Dirichlet noise mixed into the root priors during self-play, with
+    ROOT_SEARCH "puct" (Gumbel's root search explores through its Gumbel draws)."""
     ALPHA: float = 0.8
     """Concentration of that Dirichlet noise."""
     ROOT_SEARCH: str = "puct"
@@ -208,6 +209,8 @@ class Config:
         if isinstance(self.LEARNING_RATE_SCHEDULE, (list, tuple)):
             self.LEARNING_RATE_SCHEDULE = [list(step) if isinstance(step, (list, tuple)) else step
                                            for step in self.LEARNING_RATE_SCHEDULE]
+        if isinstance(self.LOGGERS, dict):  # its own copy: a change to one config's logs leaves the others'
+            self.LOGGERS = dict(self.LOGGERS)
         self.validate()
 
     # -- validation ----------------------------------------------------------------

@@ -181,3 +181,10 @@ def test_a_preset_is_found_by_name_and_an_unknown_name_lists_the_presets():
     assert config.preset("strong") is config.STRONG
     with pytest.raises(ConfigError, match="unknown preset 'Strong'; the presets are default, strong"):
         config.preset("Strong")
+
+
+def test_a_replaced_config_has_its_own_loggers():
+    variant = config.DEFAULT.replace(EPISODES=3)
+    variant.LOGGERS["mcts"] = not config.DEFAULT.LOGGERS["mcts"]
+    assert config.DEFAULT.LOGGERS["mcts"] != variant.LOGGERS["mcts"]
+    assert config.STRONG.LOGGERS == config.DEFAULT.LOGGERS

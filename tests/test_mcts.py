@@ -315,6 +315,16 @@ def test_no_noise_without_the_flag(tiny_model, tiny_cfg):
     assert agent.mcts.rootNoise is None and agent.mcts.epsilon == 0.0
 
 
+def test_gumbel_root_search_draws_no_dirichlet_noise(tiny_model, tiny_cfg):
+    """Gumbel's root search explores through its Gumbel draws and never reads noisy root
+    priors: self-play draws no Dirichlet noise for it."""
+    cfg = tiny_cfg.replace(ROOT_SEARCH="gumbel", GUMBEL_SAMPLED_ACTIONS=4)
+    agent = make_agent(tiny_model, cfg, sims=8)
+    seen = noise_seen_during(agent, GameState.fromMoves("44"), noise=True)
+    assert seen and all(drawn is None for drawn in seen)
+    assert agent.mcts.epsilon == 0.0 and len(agent.root.edges) == 7
+
+
 def test_change_root_draws_anew():
     mcts = expanded_root(GameState.initial(), epsilon=0.25, rng=np.random.default_rng(0))
     mcts.drawRootNoise()
