@@ -1,8 +1,8 @@
 """The lines a played game writes to the main and tourney logs, and reading them back.
 
 For every game of a match `funcs.Episode` writes its start (who plays X and who O),
-each move (the board, the visit share of each column, the search's and the network's
-values, the column played), a resignation, and the result; `replay.gamesFromLog`
+each move (the board, the search's policy over the columns, the search's and the
+network's values, the column played), a resignation, and the result; `replay.gamesFromLog`
 reads the games back from those lines.  Each kind of line is a `LineFormat` defined
 here once: it writes the line from its fields and recognises it again, so the writer
 and the reader cannot drift apart.
@@ -46,8 +46,11 @@ _GAME, _NAME, _NUMBER = r"\d+", ".*", r"[-+]?\d+\.\d+"
 _PIECE = "[" + "".join(sorted(set(GameState.pieces.values()) - {"-"})) + "]"
 START = LineFormat("EPISODE {game}: {first} (X) vs {second} (O)", game=_GAME, first=_NAME, second=_NAME)
 RESULT = LineFormat("EPISODE {game}: {winner} wins after {moves} moves", game=_GAME, winner=_NAME, moves=r"\d+")
-TO_MOVE = LineFormat("game {game}: {player} ({piece}) to move; visit shares by column: {shares}",
-                     game=_GAME, player=_NAME, piece=_PIECE, shares=".*")
+TO_MOVE = LineFormat("game {game}: {player} ({piece}) to move; {policy} by column: {shares}",
+                     game=_GAME, player=_NAME, piece=_PIECE, policy="search policy|visit shares", shares=".*")
+"""A move's first line.  `policy` is "search policy" (the training target: visit
+shares with the PUCT root search, the improved policy with Gumbel's); logs written
+before the label changed say "visit shares", and are read as well."""
 VALUES = LineFormat("game {game}: MCTS perceived value for {piece}: {search:+.3f}; NN perceived value: {network:+.3f}",
                     game=_GAME, piece=_PIECE, search=_NUMBER, network=_NUMBER)
 ACTION = LineFormat("game {game}: action: column {column}", game=_GAME, column=f"[1-{COLUMNS}]")
@@ -87,11 +90,12 @@ def logStart(logger: logging.Logger, game: int, names: dict) -> None:
 
 def logMove(logger: logging.Logger, game: int, player: str, state: GameState, action: int, pi,
             search_value: float | None, network_value: float | None) -> None:
-    """A move of game `game`: the board before it, the visit shares `pi` (over the 42
-    actions), the values (agents only; for the player to move) and the column."""
+    """A move of game `game`: the board before it, the search's policy `pi` (over the
+    42 actions), the values (agents only; for the player to move) and the column."""
     piece = playerPiece(state.playerTurn)
     state.render(logger)
-    logger.info(TO_MOVE.line(game=game, player=player, piece=piece, shares=sharesText(columnShares(state, pi))))
+    logger.info(TO_MOVE.line(game=game, player=player, piece=piece, policy="search policy",
+                             shares=sharesText(columnShares(state, pi))))
     if search_value is not None:
         logger.info(VALUES.line(game=game, piece=piece, search=search_value, network=network_value))
     logger.info(ACTION.line(game=game, column=columnOf(action) + 1))

@@ -14,14 +14,15 @@ import numpy as np
 from keras import ops
 
 POLICY_NOT_LEGAL = -1.0
-"""Policy-target entry marking an illegal move (legal entries hold the visit share)."""
+"""Policy-target entry marking an illegal move (legal entries hold the search's policy)."""
 
 
 @keras.saving.register_keras_serializable(package="connect4")
 def softmax_cross_entropy_with_logits(y_true, y_pred):
-    """Cross-entropy of the policy logits against the search's visit distribution.
+    """Cross-entropy of the policy logits against the search's policy (visit shares,
+    or Gumbel's improved policy).
 
-    `y_true` holds the visit share of each legal move and POLICY_NOT_LEGAL (-1) at
+    `y_true` holds the search's policy on each legal move and POLICY_NOT_LEGAL (-1) at
     illegal ones.  Illegal moves are masked out of the softmax; legal but unvisited
     moves stay in it (so their probability is pushed down) and a one-hot target the
     network already predicts gives (near) zero loss.  Illegal logits are replaced by

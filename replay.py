@@ -24,7 +24,8 @@ from memory import Memory
 class Frame:
     """One position of a replayed game and what was known about its move.
 
-    `shares`: the search's visit share per column (None for unplayable columns);
+    `shares`: the search's policy per column (visit shares with PUCT, the improved
+    policy with Gumbel's root search; None for unplayable columns);
     `action`: the move played (None when the source does not hold it);
     `search_value` / `nn_value`: the search's and the network's value (log only);
     `result`: the game's final result (memory only).  All values are for the player to
@@ -77,7 +78,7 @@ class Replay:
         parts = [f"game {self.number} of {self.source}: {self.outcome}"]
         for i, frame in enumerate(self.frames):
             parts += ["", self._title(i), boardText(frame.state, self._lastAction(i)),
-                      "visit shares " + gamelog.sharesText(frame.shares)]
+                      "search policy " + gamelog.sharesText(frame.shares)]
             if frame.search_value is not None:
                 parts.append(f"search value {frame.search_value:+.3f}, network value {frame.nn_value:+.3f}")
             if frame.result is not None:
@@ -85,7 +86,7 @@ class Replay:
         return "\n".join(parts)
 
     def figure(self, i: int):
-        """Frame i (0-based) as a board figure with the visit shares over the columns."""
+        """Frame i (0-based) as a board figure with the search's policy over the columns."""
         frame = self.frames[i]
         return boardFigure(frame.state, self._lastAction(i), frame.shares, self._title(i))
 
@@ -118,7 +119,7 @@ def gamesFromMemory(path) -> list[Replay]:
     """The games in a memory file, oldest first.
 
     Memory holds each position before a move, then its mirror image, with the
-    search's visit distribution (AV) and the final result for the player to move.  A
+    search's policy (AV) and the final result for the player to move.  A
     row belongs to the game before it when it is the mirror image of that game's last
     position or one move after one of its last two rows; otherwise a new game starts
     (games that begin with random opening moves start anywhere, not always from fewer
@@ -172,7 +173,7 @@ def gamesFromLog(path) -> list[Replay]:
     """The games in a log of played matches (the lines of `gamelog`), in the order
     they started.
 
-    Each logged move is its board, then lines "game N: ..." with the visit shares,
+    Each logged move is its board, then lines "game N: ..." with the search's policy,
     the values (agents only) and "action: column C".  Games of one match are played
     at once, so their moves interleave: each goes to game N.  Moves of games whose
     start is not in the file (a rotated log) are skipped."""

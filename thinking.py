@@ -58,9 +58,11 @@ def thinkingTable(agent: Agent) -> list[dict]:
 
     Keys: column (1..7), action, N (visits), share (N / total visits), Q (mean value
     of the move), P (prior), U = cpuct * P * sqrt(max(1, total N)) / (1 + N) (the
-    exploration bonus the next simulation would see), net_after (the network's value
-    of the position after the move, or None if the search never evaluated it, e.g. the
-    game ends there).  Q, U and net_after are for the player to move at the root."""
+    exploration bonus the next simulation would see; Gumbel's root search chooses its
+    root moves by sequential halving instead, and for it U only shows what PUCT would
+    add), net_after (the network's value of the position after the move, or None if
+    the search never evaluated it, e.g. the game ends there).  Q, U and net_after are
+    for the player to move at the root."""
     if agent.root is None or not agent.root.edges:
         raise ValueError(f"{agent.name} has not searched a position yet: let it move first")
     edges = sorted(agent.root.edges, key=lambda pair: columnOf(pair[0]))
@@ -119,7 +121,8 @@ def thinkingHtml(thinking: Thinking) -> str:
 
 _LEGEND = ("<p><small>visits: simulations through the move, this move's and those kept from the search of "
            "the previous move (the tree is reused); Q: their mean result; P: the network's "
-           "prior; U: the exploration bonus the next simulation would add to Q; net after: the network's "
+           "prior; U: the exploration bonus the next simulation would add to Q (PUCT; Gumbel's root search "
+           "halves its candidates by Q instead); net after: the network's "
            "value of the position after the move. Values are for the searching player: +1 a win, "
            "-1 a loss.</small></p>")
 

@@ -97,7 +97,7 @@ def test_replayGame_chooses_a_game_and_names_the_range(agent, tiny_cfg, tmp_path
         replayGame(tmp_path / "memory.npz", 3)
     replay = min(games, key=len)
     text = str(replay)
-    assert text.count("visit shares") == len(replay) and "plays" in text
+    assert text.count("search policy") == len(replay) and "plays" in text
     assert len(replay.plot().axes) == len(replay)
     assert replay.figure(0).axes[0].get_title().startswith("1. X plays")
 
@@ -141,7 +141,8 @@ def test_a_tournament_log_replays_every_game_with_its_own_moves(logging_to, tiny
 def test_every_log_line_format_reads_back_what_it_wrote():
     written = {gamelog.START: dict(game=3, first="best player", second="current (v2)"),
                gamelog.RESULT: dict(game=12, winner=gamelog.DRAW, moves=42),
-               gamelog.TO_MOVE: dict(game=1, player="you", piece="O", shares="1:0.10 2:-- 3:0.90"),
+               gamelog.TO_MOVE: dict(game=1, player="you", piece="O", policy="search policy",
+                                     shares="1:0.10 2:-- 3:0.90"),
                gamelog.VALUES: dict(game=2, piece="X", search=-0.25, network=0.5),
                gamelog.ACTION: dict(game=9, column=7), gamelog.RESIGNS: dict(game=4, player="player1")}
     for line_format, values in written.items():
@@ -149,6 +150,8 @@ def test_every_log_line_format_reads_back_what_it_wrote():
         assert parsed is not None and {k: type(v)(parsed[k]) for k, v in values.items()} == values
         others = [other for other in written if other is not line_format]
         assert all(other.parse(line_format.line(**values)) is None for other in others)
+    older = "game 5: best_player (X) to move; visit shares by column: 1:0.50 2:0.50"  # before the label changed
+    assert gamelog.TO_MOVE.parse(older)["shares"] == "1:0.50 2:0.50"
     assert gamelog.parseShares(gamelog.sharesText([0.1, None, 0.9])) == [0.1, None, 0.9]
     assert lg.messageOf("2026-01-02 03:04:05,678 INFO game 1: action: column 3") == "game 1: action: column 3"
     assert all(gamelog.BOARD_ROW.fullmatch(row) for row in GameState.fromMoves("4453").text().splitlines()[:-1])
