@@ -121,8 +121,8 @@ def thinkingHtml(thinking: Thinking) -> str:
 
 _LEGEND = ("<p><small>visits: simulations through the move, this move's and those kept from the search of "
            "the previous move (the tree is reused); Q: their mean result; P: the network's "
-           "prior; U: the exploration bonus the next simulation would add to Q (PUCT; Gumbel's root search "
-           "halves its candidates by Q instead); net after: the network's "
+           "prior; U: the exploration bonus the next simulation would add to Q (PUCT; Gumbel's root search keeps "
+           "its candidates by their Gumbel draw, prior and Q instead); net after: the network's "
            "value of the position after the move. Values are for the searching player: +1 a win, "
            "-1 a loss.</small></p>")
 
