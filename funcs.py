@@ -292,7 +292,7 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
     networks, MCTS_SIMS."""
     folder = runs.runFolder(cfg or DEFAULT, run_version)
     human = -1 in (player1version, player2version)
-    sims = (runs.runConfig(folder, cfg or DEFAULT).PLAY_SIMS or None) if human else None
+    sims = runs.playSims(folder, cfg or DEFAULT) if human else None
     players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn, sims)
                for name, version in (("player1", player1version), ("player2", player2version))]
     if any(isinstance(player, User) for player in players):

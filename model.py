@@ -167,7 +167,7 @@ class Gen_Model:
 
     def viewLayers(self):
         """Plot every layer's weights (one row per layer); returns the figure."""
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # here: a 0.4 s import training never needs
         weighted = [(layer.name, w) for layer in self.model.layers for w in layer.get_weights()[:1]]
         fig, axes = plt.subplots(len(weighted), 1, figsize=(10, 1.6 * len(weighted)), squeeze=False)
         for ax, (name, weights) in zip(axes[:, 0], weighted):

@@ -53,7 +53,7 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
             f"{trainedVersion(SHIPPED_RUN)} of {SHIPPED_RUN} (trained with the strong preset).")
         folder = SHIPPED_RUN
     if sims is None:
-        sims = runs.runConfig(folder, cfg).PLAY_SIMS or None
+        sims = runs.playSims(folder, cfg)
     return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=sims)
 
 
@@ -351,7 +351,7 @@ def _inIPython() -> bool:
 
 def _figureShow():
     """Show a board as a figure (red and yellow discs) in an IPython front end."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # here: a 0.4 s import training never needs
     from IPython.display import display
 
     def show(state, last_action):

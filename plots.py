@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import matplotlib.pyplot as plt
+
 import evaluation
 import runs
 import storage
@@ -29,7 +31,6 @@ def plotMetrics(run_folder):
     Rows missing a value leave a gap; safe to call while training appends rows (each
     append is atomic); a damaged file raises runs.readMetrics' RunFileError.  The
     caller closes the figure (matplotlib.pyplot.close)."""
-    import matplotlib.pyplot as plt
 
     rows = runs.readMetrics(run_folder)
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
@@ -86,7 +87,6 @@ def plotCurve(run_folder):
     the agent at the most simulations any row used, the raw network from every
     version; a version scored more than once shows its largest sample.  The caller
     closes the figure."""
-    import matplotlib.pyplot as plt
 
     rows = runs.readMetrics(run_folder)
     fig, (own_ax, pons_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -115,7 +115,6 @@ def plotCurve(run_folder):
 def plotRatings(rows: list[dict]):
     """A figure of `rateVersions` rows: each player's Elo with a 95% interval (two
     standard errors), the random player at 0.  The caller closes the figure."""
-    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
     players = [row["player"] for row in rows]

@@ -108,6 +108,12 @@ def runConfig(run_folder, fallback: Config | None = None) -> Config:
     return Config.from_json_file(path) if path.exists() or fallback is None else fallback
 
 
+def playSims(run_folder, fallback: Config | None = None) -> int | None:
+    """The simulations an agent of the run searches against a person: the run's
+    PLAY_SIMS, None (the agent's MCTS_SIMS) where that is 0."""
+    return runConfig(run_folder, fallback).PLAY_SIMS or None
+
+
 def readCheckpoint(folder: Path) -> dict:
     path = storage.checkpoint_path(folder)
     way_out = ("restore it, or move the run folder away to start a new run "

@@ -17,6 +17,8 @@ import storage  # noqa: E402
 
 # -- the progress plot -------------------------------------------------------------------------------
 def writeMetrics(folder, rows, tail=""):
+    """Metrics rows as training writes them (each with its phase times)."""
+    rows = [{"seconds": {"selfplay": 1.0}, **row} for row in rows]
     (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + tail)
 
 
