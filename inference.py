@@ -34,7 +34,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-try:  # OpenVINO is a regular dependency; a machine without a wheel for it uses TensorFlow.
+try:  # A regular dependency; where it cannot be imported all the same (installed by hand on a platform
+    # without a wheel for it), "auto" falls back to TensorFlow and "openvino" says why it cannot run.
     import openvino as ov
     from openvino import opset13 as ov_ops
 except ImportError:  # pragma: no cover - exercised only where OpenVINO cannot be installed

@@ -55,7 +55,7 @@ import inference  # noqa: E402
 import runs  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import DEFAULT, Config  # noqa: E402
-from game import ACTION_SIZE, INPUT_SHAPE, networkInputs  # noqa: E402
+from game import ACTION_SIZE, INPUT_SHAPE  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import Residual_CNN  # noqa: E402
 
@@ -149,13 +149,12 @@ class InstantNetwork:
 
     input_dim = INPUT_SHAPE
     lanes = 1
+    convertToModelInputs = Residual_CNN.convertToModelInputs
+    """The network's own input building (it reads `input_dim`): part of self-play's time."""
 
     def __init__(self):
         self.rng = np.random.default_rng(0)
         self.positionsEvaluated = 0
-
-    def convertToModelInputs(self, states):
-        return networkInputs(states).reshape(len(states), *INPUT_SHAPE)
 
     def currentEngine(self):
         """It is its own engine: one lane, like the default engine."""
@@ -168,8 +167,7 @@ class InstantNetwork:
 
 def selfplay(net, cfg: Config) -> tuple[int, float]:
     """(positions evaluated, seconds) of one self-play phase of `cfg` with `net`."""
-    player = Agent("best_player", 2 * INPUT_SHAPE[1] * INPUT_SHAPE[2], ACTION_SIZE, cfg.MCTS_SIMS, cfg.CPUCT, net,
-                   cfg, seed=cfg.SEED)
+    player = Agent.fromConfig("best_player", cfg, net, seed=cfg.SEED)
     before, start = net.positionsEvaluated, time.perf_counter()
     funcs.playMatches(player, player, cfg.EPISODES, QUIET, cfg.TURNS_UNTIL_TAU0, Memory(cfg.MEMORY_SIZE))
     return net.positionsEvaluated - before, time.perf_counter() - start

@@ -49,7 +49,7 @@ def iteration(cfg: Config, pool: workers.Pool | None) -> dict:
     by `pool` (None: in this process), everything warmed up first."""
     with tempfile.TemporaryDirectory() as folder:
         run = runs.openRun(cfg.replace(RUN_FOLDER=folder), say=lambda _: None)
-        best = Agent("best_player", ENV.state_size, ENV.action_size, cfg.MCTS_SIMS, cfg.CPUCT, run.best_NN, cfg)
+        best = Agent.fromConfig("best_player", cfg, run.best_NN)
         if pool is None:
             best.evaluateStates([GameState.initial()])
         else:
@@ -60,7 +60,7 @@ def iteration(cfg: Config, pool: workers.Pool | None) -> dict:
 def oneGameSeconds(cfg: Config, pool: workers.Pool) -> float:
     """Seconds of one self-play game played alone on one of the pool's workers."""
     network = Residual_CNN.fromConfig(cfg, ENV.input_shape, ENV.action_size)
-    player = Agent("best_player", ENV.state_size, ENV.action_size, cfg.MCTS_SIMS, cfg.CPUCT, network, cfg)
+    player = Agent.fromConfig("best_player", cfg, network)
     pool.evaluate(player, [GameState.initial()])
     start = time.perf_counter()
     funcs.playMatches(player, player, 1, QUIET, cfg.TURNS_UNTIL_TAU0, Memory(cfg.MEMORY_SIZE), pool=pool)
