@@ -76,7 +76,9 @@ class Memory:
         gameMemory.clear_stmemory()
 
     def commit_ltmemory(self) -> None:
-        """Move this memory's own short-term positions (results set) into long-term memory."""
+        """Move this memory's own short-term positions (results set) into long-term memory
+        (the tutorial's API; concurrent games each keep their own short-term memory and
+        are moved in by `commitGame`)."""
         self.commitGame(self)
 
     def clear_stmemory(self) -> None:

@@ -132,7 +132,9 @@ class Gen_Model:
         storage.save_model(self.model, self.modelPath(version))
 
     def read(self, game: str, run_number: int, version: int) -> keras.Model:
-        """Load version `version` of archived run `run_number` (safe mode: no code runs)."""
+        """Load version `version` of archived run `run_number` (safe mode: no code runs).
+        The tutorial's API, kept for its readers; the pipeline itself starts from an
+        archived run through `runs.openRun`."""
         return storage.load_model(storage.model_path(storage.archived_run(self.archive_folder, game, run_number),
                                                      version))
 
@@ -247,7 +249,8 @@ class Residual_CNN(Gen_Model):
         return model
 
     def convertToModelInput(self, state) -> np.ndarray:
-        """The (2, 6, 7) network input of a position, for its player to move."""
+        """The (2, 6, 7) network input of a position, for its player to move (the
+        tutorial's one-position API; the pipeline builds batches, `convertToModelInputs`)."""
         return np.reshape(state.binary, self.input_dim)
 
     def convertToModelInputs(self, states) -> np.ndarray:
