@@ -9,7 +9,9 @@ ITERATIONS ?= 3
 PRESET ?= default
 MINUTES ?= 10
 
-.PHONY: train test bench bench-workers pons curve ablation play notebook
+.PHONY: train test bench bench-workers pons curve ablation play notebook ship-run
+
+SHIPPED_RUN := run_archive/connect4/run0002
 
 $(VENV)/.installed: pyproject.toml setup.py game.py MCTS.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,3 +45,11 @@ play: $(VENV)/.installed
 
 notebook: $(VENV)/.installed
 	$(VENV)/bin/jupyter notebook run.ipynb
+
+# Stage the shipped run's resumable state (runs.resumeFiles) in place of what git held of it;
+# then `git commit`. Pause its training first: a finishing iteration would change the files.
+ship-run: $(VENV)/.installed
+	@if pgrep -f "funcs --preset strong" >/dev/null; then echo "the strong run is training: stop it first"; exit 1; fi
+	git rm -r -q --cached --ignore-unmatch $(SHIPPED_RUN)
+	git add -f $$($(PY) -c "import runs; print(*runs.resumeFiles('$(SHIPPED_RUN)'))")
+	git status --short $(SHIPPED_RUN)

@@ -125,6 +125,21 @@ def readCheckpoint(folder: Path) -> dict:
     return values
 
 
+def resumeFiles(folder) -> list[Path]:
+    """The files a run resumes from exactly where its checkpoint says (config,
+    checkpoint, metrics, learning curve where there is one, best and current network,
+    the checkpoint's memory snapshot): what to commit of a run shipped in git
+    (`make ship-run`); older versions and snapshots are history, not needed."""
+    folder = Path(folder)
+    checkpoint = readCheckpoint(folder)
+    files = [storage.config_path(folder), storage.checkpoint_path(folder), storage.metrics_path(folder),
+             storage.model_path(folder, checkpoint["best_player_version"])]
+    files += [path for path in (storage.curve_path(folder), storage.current_model_path(folder)) if path.exists()]
+    if checkpoint["memory_iteration"] is not None:
+        files.append(storage.memory_path(folder, checkpoint["memory_iteration"]))
+    return files
+
+
 def _isInt(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
