@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from boards import boardText, sideText
 from config import DEFAULT, Config
-from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, playerPiece
+from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, columnOf, playerPiece
 from memory import mergedRows
 from MCTS import MCTS, Node, completedQ, fewerCollections, halvingVisits, improvedPolicy, legalPriors, sigma
 
@@ -49,6 +49,12 @@ def withTemperature(weights: np.ndarray, tau: float) -> np.ndarray:
     elif tau != 1:
         weights = weights ** (1.0 / tau)
     return weights / weights.sum()
+
+
+def _byColumn(edges: list, indices: list, values: np.ndarray) -> str:
+    """`values` of the root edges at `indices`, as 'column:value' in column order (MCTS log)."""
+    return " ".join(f"{columnOf(edges[i].action) + 1}:{values[i]:+.2f}"
+                    for i in sorted(indices, key=lambda i: columnOf(edges[i].action)))
 
 
 def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[Evaluation]]):
@@ -312,7 +318,8 @@ class Agent:
         phase the better half by g + logits + sigma(completed Q).  Returns (action,
         pi, value): the last action standing, the improved policy
         softmax(logits + sigma(completed Q)) over the 42 actions (the training
-        target), and the chosen edge's Q; values for the player to move."""
+        target), and the chosen edge's Q; values for the player to move.  The MCTS
+        log (INFO) gets the candidates, each phase's survivors and the choice."""
         cfg = self.config
         edges = [edge for _, edge in self.root.edges]
         priors = np.array([edge.P for edge in edges])
@@ -321,6 +328,10 @@ class Agent:
         sims = self.MCTSsimulations
         considered = list(np.argsort(-(gumbel + logits), kind="stable")[:min(cfg.GUMBEL_SAMPLED_ACTIONS, sims)])
         phases = max(1, math.ceil(math.log2(len(considered))))
+        log = self.logger if self.logger is not None and self.logger.isEnabledFor(logging.INFO) else None
+        if log is not None:
+            log.info("Gumbel root search: %d simulations among %d of %d moves; g + logit: %s", sims,
+                     len(considered), len(edges), _byColumn(edges, considered, gumbel + logits))
         used = 0
         for phase in range(phases):
             perAction = halvingVisits(sims, len(considered), phase, phases, used)
@@ -331,8 +342,15 @@ class Agent:
             used += len(schedule)
             visits, completed = self._completedQ(edges, priors)
             scores = gumbel + logits + sigma(completed, visits, cfg.GUMBEL_C_VISIT, cfg.GUMBEL_C_SCALE)
-            considered = sorted(considered, key=lambda i: -scores[i])[:max(1, math.ceil(len(considered) / 2))]
+            kept = sorted(considered, key=lambda i: -scores[i])[:max(1, math.ceil(len(considered) / 2))]
+            if log is not None:
+                log.info("halving phase %d of %d: %d simulations; g + logit + sigma(completed Q): %s; kept "
+                         "columns %s", phase + 1, phases, len(schedule), _byColumn(edges, considered, scores),
+                         " ".join(str(columnOf(edges[i].action) + 1) for i in kept))
+            considered = kept
         chosen = edges[considered[0]]
+        if log is not None:
+            log.info("Gumbel root search chooses column %d", columnOf(chosen.action) + 1)
         visits, completed = self._completedQ(edges, priors)
         pi = np.zeros(self.action_size, dtype=np.float64)
         pi[[edge.action for edge in edges]] = improvedPolicy(logits, completed, visits, cfg.GUMBEL_C_VISIT,

@@ -392,6 +392,10 @@ def test_the_principal_variation_starts_with_the_move_gumbel_played(tiny_cfg, ti
                            if max(row["N"] for row in inspection.table)
                            > next(row["N"] for row in inspection.table if row["column"] == inspection.column)]
     assert played_less_visited  # the case this is about occurs among these positions
+    log = inspections[0].log  # the log tells how the halving chose
+    assert "Gumbel root search: 32 simulations among 7 of 7 moves" in log
+    assert log.count("halving phase") == 3 and "halving phase 3 of 3" in log
+    assert log.rstrip().endswith(f"Gumbel root search chooses column {inspections[0].column}")
 
 
 def test_terminal_entry_point_says_through_its_output_that_it_plays_the_shipped_agent(tmp_path):
