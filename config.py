@@ -69,7 +69,10 @@ def _default_loggers() -> dict[str, bool]:
 
 @dataclass
 class Config:
-    """All settings of a run.  Field names are the tutorial's where it has one."""
+    """All settings of a run.  Field names are the tutorial's where it has one.
+
+    A Config is validated when made and not changed after (an assignment such as
+    ``cfg.MCTS_SIMS = -3`` raises ConfigError): a variant is made with `replace`."""
 
     # --- self-play ---------------------------------------------------------------
     EPISODES: int = 30
@@ -205,13 +208,21 @@ class Config:
 
     def __post_init__(self) -> None:
         if isinstance(self.HIDDEN_CNN_LAYERS, (list, tuple)):
-            self.HIDDEN_CNN_LAYERS = [_with_tuple_kernel(layer) for layer in self.HIDDEN_CNN_LAYERS]
+            layers = [_with_tuple_kernel(layer) for layer in self.HIDDEN_CNN_LAYERS]
+            object.__setattr__(self, "HIDDEN_CNN_LAYERS", layers)
         if isinstance(self.LEARNING_RATE_SCHEDULE, (list, tuple)):
-            self.LEARNING_RATE_SCHEDULE = [list(step) if isinstance(step, (list, tuple)) else step
-                                           for step in self.LEARNING_RATE_SCHEDULE]
+            object.__setattr__(self, "LEARNING_RATE_SCHEDULE", [list(step) if isinstance(step, (list, tuple)) else step
+                                                                for step in self.LEARNING_RATE_SCHEDULE])
         if isinstance(self.LOGGERS, dict):  # its own copy: a change to one config's logs leaves the others'
-            self.LOGGERS = dict(self.LOGGERS)
+            object.__setattr__(self, "LOGGERS", dict(self.LOGGERS))
         self.validate()
+        object.__setattr__(self, "_validated", True)
+
+    def __setattr__(self, name: str, value) -> None:
+        if getattr(self, "_validated", False):
+            raise ConfigError(f"a Config is not changed in place (it was validated when made): use "
+                              f"cfg.replace({name}={value!r})")
+        object.__setattr__(self, name, value)
 
     # -- validation ----------------------------------------------------------------
     def validate(self) -> None:

@@ -188,3 +188,10 @@ def test_a_replaced_config_has_its_own_loggers():
     variant.LOGGERS["mcts"] = not config.DEFAULT.LOGGERS["mcts"]
     assert config.DEFAULT.LOGGERS["mcts"] != variant.LOGGERS["mcts"]
     assert config.STRONG.LOGGERS == config.DEFAULT.LOGGERS
+
+
+def test_a_config_is_not_changed_in_place():
+    cfg = config.DEFAULT.replace(EPISODES=3)
+    with pytest.raises(config.ConfigError, match=r"use cfg.replace\(MCTS_SIMS=-3\)"):
+        cfg.MCTS_SIMS = -3
+    assert cfg.MCTS_SIMS == config.DEFAULT.MCTS_SIMS and cfg.replace(MCTS_SIMS=7).MCTS_SIMS == 7
