@@ -105,8 +105,8 @@ class Match:
         """Let the agent search and play its best move (tau=0); returns its thinking."""
         if self.over or self.humanToMove:
             raise ValueError("it is not the agent's turn" if not self.over else "the game is over")
-        action, _, value, nn_value = self.agent.act(self.state, 0)
-        self.thinking = Thinking.of(self.agent, action, value, nn_value)
+        action, pi, value, nn_value = self.agent.act(self.state, 0)
+        self.thinking = Thinking.of(self.agent, action, pi, value, nn_value)
         self._play(action)
         return self.thinking
 
@@ -437,12 +437,13 @@ def inspectMove(agent: Agent, moves: str, sims: int | None = None) -> Inspection
     player.logger = logging.Logger("connect4.inspect", logging.INFO)
     player.logger.addHandler(handler)
     try:
-        action, _, value, nn_value = player.act(state, 0)
+        action, pi, value, nn_value = player.act(state, 0)
     finally:
         player.logger.removeHandler(handler)
         handler.close()
-    return Inspection(action, thinkingTable(player), value, nn_value, player.MCTSsimulations, moves=moves, state=state,
-                      principal_variation=principalVariation(player, action), tree_size=len(player.mcts.tree),
+    return Inspection(action, thinkingTable(player, pi), value, nn_value, player.MCTSsimulations, moves=moves,
+                      state=state, principal_variation=principalVariation(player, action),
+                      tree_size=len(player.mcts.tree),
                       log=buffer.getvalue())
 
 

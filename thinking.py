@@ -1,7 +1,7 @@
 """What the agent's last search found, for a person watching it think.
 
-Per legal column at the searched root: the visits, Q, the prior P, the exploration
-bonus U and the network's value after the move; as a table (text, HTML) and as one
+Per legal column at the searched root: the visits, the search's policy, Q, the prior
+P, the exploration bonus U and the network's value after the move; as a table (text, HTML) and as one
 line (`thinkingLine`).  `Narrated` says that line after each move of an agent playing
 a human at a typed game.
 
@@ -34,9 +34,9 @@ class Thinking:
     the tree kept from the search of the previous move)."""
 
     @classmethod
-    def of(cls, agent: Agent, action: int, value: float, nn_value: float) -> "Thinking":
-        """The agent's last search, which chose `action` (see `Agent.act`)."""
-        return cls(action, thinkingTable(agent), value, nn_value, agent.MCTSsimulations)
+    def of(cls, agent: Agent, action: int, pi, value: float, nn_value: float) -> "Thinking":
+        """The agent's last search, which chose `action` with policy `pi` (see `Agent.act`)."""
+        return cls(action, thinkingTable(agent, pi), value, nn_value, agent.MCTSsimulations)
 
     @property
     def column(self) -> int:
@@ -53,10 +53,13 @@ class Thinking:
         return self.visits - self.simulations
 
 
-def thinkingTable(agent: Agent) -> list[dict]:
-    """One row per legal column at the root of the agent's last search, left to right.
+def thinkingTable(agent: Agent, pi) -> list[dict]:
+    """One row per legal column at the root of the agent's last search, left to right;
+    `pi` is that search's policy over the 42 actions (`Agent.act`'s second value).
 
-    Keys: column (1..7), action, N (visits), share (N / total visits), Q (mean value
+    Keys: column (1..7), action, N (visits), policy (pi of the move: its share of the
+    visits with the PUCT root search; with Gumbel's, the improved policy, which is not
+    the visit shares), Q (mean value
     of the move), P (prior), U = cpuct * P * sqrt(max(1, total N)) / (1 + N) (the
     exploration bonus the next simulation would see; Gumbel's root search chooses its
     root moves by sequential halving instead, and for it U only shows what PUCT would
@@ -66,10 +69,9 @@ def thinkingTable(agent: Agent) -> list[dict]:
     if agent.root is None or not agent.root.edges:
         raise ValueError(f"{agent.name} has not searched a position yet: let it move first")
     edges = sorted(agent.root.edges, key=lambda pair: columnOf(pair[0]))
-    total = sum(edge.N for _, edge in edges)
     scale = agent.mcts.explorationScale(agent.root)
     return [{"column": columnOf(action) + 1, "action": action, "N": edge.N,
-             "share": edge.N / total if total else 0.0, "Q": edge.Q, "P": edge.P,
+             "policy": float(pi[action]), "Q": edge.Q, "P": edge.P,
              "U": scale * edge.P / (1 + edge.N),
              "net_after": _valueAfter(edge)}
             for action, edge in edges]
@@ -89,10 +91,10 @@ def _signed(value) -> str:
 
 def thinkingText(thinking: Thinking) -> str:
     """The table of a search as aligned text, the chosen column marked."""
-    lines = ["col  visits  share       Q      P      U  net after"]
+    lines = ["col  visits  policy       Q      P      U  net after"]
     for row in thinking.table:
         mark = "  <- played" if row["action"] == thinking.action else ""
-        lines.append(f"{row['column']:3d}  {row['N']:6d}  {row['share']:5.2f}  {row['Q']:+.3f}  {row['P']:5.3f}"
+        lines.append(f"{row['column']:3d}  {row['N']:6d}  {row['policy']:6.2f}  {row['Q']:+.3f}  {row['P']:5.3f}"
                      f"  {row['U']:5.3f}  {_signed(row['net_after']):>9}{mark}")
     lines.append(thinkingLine(thinking))
     return "\n".join(lines)
@@ -109,22 +111,23 @@ def thinkingLine(thinking: Thinking) -> str:
 
 def thinkingHtml(thinking: Thinking) -> str:
     """The table of a search as an HTML table, the chosen column in bold."""
-    head = "".join(f"<th>{h}</th>" for h in ("column", "visits", "share", "Q", "P", "U", "net after"))
+    head = "".join(f"<th>{h}</th>" for h in ("column", "visits", "policy", "Q", "P", "U", "net after"))
     body = []
     for row in thinking.table:
         style = ' style="font-weight:bold"' if row["action"] == thinking.action else ""
-        cells = (row["column"], row["N"], f"{row['share']:.2f}", _signed(row["Q"]), f"{row['P']:.3f}",
+        cells = (row["column"], row["N"], f"{row['policy']:.2f}", _signed(row["Q"]), f"{row['P']:.3f}",
                  f"{row['U']:.3f}", _signed(row["net_after"]))
         body.append(f"<tr{style}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table><p>It {html.escape(thinkingLine(thinking))}.</p>{_LEGEND}"
 
 
 _LEGEND = ("<p><small>visits: simulations through the move, this move's and those kept from the search of "
-           "the previous move (the tree is reused); Q: their mean result; P: the network's "
-           "prior; U: the exploration bonus the next simulation would add to Q (PUCT; Gumbel's root search keeps "
-           "its candidates by their Gumbel draw, prior and Q instead); net after: the network's "
-           "value of the position after the move. Values are for the searching player: +1 a win, "
-           "-1 a loss.</small></p>")
+           "the previous move (the tree is reused); policy: the search's policy for the move, the training "
+           "target (PUCT: its share of the visits; Gumbel: the improved policy); Q: the visits' mean result; "
+           "P: the network's prior; U: the exploration bonus the next simulation would add to Q (PUCT; "
+           "Gumbel's root search keeps its candidates by their Gumbel draw, prior and Q instead); net after: "
+           "the network's value of the position after the move. Values are for the searching player: +1 a "
+           "win, -1 a loss.</small></p>")
 
 
 class Narrated:
@@ -142,7 +145,7 @@ class Narrated:
 
     def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
         move = yield from self.agent.actSteps(state, tau, noise)
-        action, _, value, nn_value = move
+        action, pi, value, nn_value = move
         self.say(f"{self.name} ({playerPiece(state.playerTurn)}) "
-                 f"{thinkingLine(Thinking.of(self.agent, action, value, nn_value))}.")
+                 f"{thinkingLine(Thinking.of(self.agent, action, pi, value, nn_value))}.")
         return move
