@@ -211,8 +211,8 @@ class Config:
             layers = [_with_tuple_kernel(layer) for layer in self.HIDDEN_CNN_LAYERS]
             object.__setattr__(self, "HIDDEN_CNN_LAYERS", layers)
         if isinstance(self.LEARNING_RATE_SCHEDULE, (list, tuple)):
-            object.__setattr__(self, "LEARNING_RATE_SCHEDULE", [list(step) if isinstance(step, (list, tuple)) else step
-                                                                for step in self.LEARNING_RATE_SCHEDULE])
+            schedule = [list(step) if isinstance(step, (list, tuple)) else step for step in self.LEARNING_RATE_SCHEDULE]
+            object.__setattr__(self, "LEARNING_RATE_SCHEDULE", schedule)
         if isinstance(self.LOGGERS, dict):  # its own copy: a change to one config's logs leaves the others'
             object.__setattr__(self, "LOGGERS", dict(self.LOGGERS))
         self.validate()

@@ -410,12 +410,11 @@ def principalVariation(agent: Agent, played: int) -> list[int]:
     `played`), then the most visited edges below it.  It starts with the move played
     because that need not be the root's most visited one: Gumbel's root search plays
     the winner of its sequential halving, and its finalists often tie on visits."""
-    columns, node = [], agent.root
-    edge = next((edge for action, edge in node.edges if action == played), None) if node is not None else None
+    columns, root = [], agent.root
+    edge = next((child for action, child in root.edges if action == played), None) if root is not None else None
     while edge is not None and edge.N > 0:
         columns.append(columnOf(edge.action) + 1)
-        node = edge.outNode
-        edge = max((edge for _, edge in node.edges), key=lambda edge: (edge.N, -columnOf(edge.action)),
+        edge = max((child for _, child in edge.outNode.edges), key=lambda child: (child.N, -columnOf(child.action)),
                    default=None)  # ties: leftmost column
     return columns
 
