@@ -22,6 +22,7 @@ from agent import Agent
 from config import Config
 from game import Game, GameState
 from memory import Memory
+from helpers import RowByRow
 from model import Residual_CNN
 
 ENV = Game()
@@ -93,16 +94,6 @@ def movesFromMemory(memory: Memory, episodes: int):
     games.append(current)
     assert len(games) == episodes
     return games
-
-
-class RowByRow(Residual_CNN):
-    """The real tiny network, run one position per call inside `predict`, so that its
-    numbers do not depend on how positions are batched (CPU kernels sum in a
-    batch-dependent order): a move-for-move comparison stays exact on any CPU."""
-
-    def predict(self, x):
-        rows = [Residual_CNN.predict(self, x[i:i + 1]) for i in range(len(x))]
-        return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
 
 
 @pytest.mark.parametrize("engine", ["openvino", "tensorflow"])

@@ -9,8 +9,8 @@ import inference
 from agent import Agent, evaluationsOf
 from config import ConfigError
 from game import ACTION_SIZE, INPUT_SHAPE, GameState
+from helpers import randomPositions
 from model import Residual_CNN
-from test_model import _random_positions as realPositions
 
 # (engine, precision, value tolerance, logit tolerance)
 ENGINES = [("tensorflow", "f32", 1e-4, 1e-4), ("openvino", "f32", 1e-4, 1e-4), ("openvino", "bf16", 0.02, 0.05)]
@@ -26,7 +26,7 @@ def network(cfg, engine: str, precision: str) -> Residual_CNN:
 
 def inputs(net: Residual_CNN) -> np.ndarray:
     """Real positions, then random 0/1 planes (not positions a game can reach)."""
-    real = net.convertToModelInputs(realPositions(40))
+    real = net.convertToModelInputs(randomPositions(40))
     noise = np.random.default_rng(5).integers(0, 2, size=(24, *INPUT_SHAPE)).astype(np.float32)
     return np.concatenate([real, noise])
 
@@ -65,7 +65,7 @@ def test_the_engine_follows_retraining_promotion_and_loading(tiny_cfg, tmp_path,
     net = network(tiny_cfg, engine, precision)
     x = inputs(net)
     before = net.predict(x)[1]
-    states = realPositions(32, seed=2)
+    states = randomPositions(32, seed=2)
     targets = {"value_head": np.ones(32, dtype=np.float32),
                "policy_head": np.array([[1.0 / 7 if action in state.allowedActions else -1.0 for action in range(42)]
                                         for state in states], dtype=np.float32)}
@@ -97,7 +97,7 @@ def test_a_background_call_equals_a_direct_one(tiny_cfg):
 
 
 def test_evaluations_are_a_legal_softmax_per_position(tiny_model, tiny_cfg):
-    states = realPositions(10) + [GameState.fromMoves("444444")]
+    states = randomPositions(10) + [GameState.fromMoves("444444")]
     values, logits = tiny_model.predict(tiny_model.convertToModelInputs(states))
     evaluations = evaluationsOf(states, values, logits)
     agent = Agent("a", 84, 42, 1, 1.0, tiny_model, tiny_cfg)

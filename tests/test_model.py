@@ -10,6 +10,7 @@ from agent import Agent
 from game import Game, GameState
 from memory import Memory
 from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits
+from helpers import randomPositions
 from model import Residual_CNN
 
 
@@ -29,18 +30,6 @@ def _chain(model, name, length):
         layer = _parent(model, layer)
         chain.append(layer)
     return chain
-
-
-def _random_positions(count: int, seed: int = 0) -> list[GameState]:
-    """Positions from random games (never finished ones), for model inputs."""
-    rng = np.random.default_rng(seed)
-    positions, state = [], GameState.initial()
-    while len(positions) < count:
-        positions.append(state)
-        state, _, done = state.takeAction(int(rng.choice(state.allowedActions)))
-        if done:
-            state = GameState.initial()
-    return positions
 
 
 def _random_memory(size: int, seed: int = 0) -> Memory:
@@ -134,7 +123,7 @@ def test_compiled_with_sgd_momentum_and_half_weights(tiny_model, tiny_cfg):
 
 # -- prediction ------------------------------------------------------------------------
 def test_predict_equals_the_keras_model(tiny_model):
-    states = _random_positions(9)
+    states = randomPositions(9)
     x = np.stack([tiny_model.convertToModelInput(s) for s in states])
     values, logits = tiny_model.predict(x)
     keras_value, keras_logits = tiny_model.model(x, training=False)
@@ -163,7 +152,7 @@ def test_write_read_round_trip_through_an_archived_run(tiny_model, tiny_cfg, tmp
     path = run_folder / "models" / "version0002.keras"
     assert sorted(p.name for p in path.parent.iterdir()) == ["version0002.keras"]
 
-    x = np.stack([tiny_model.convertToModelInput(s) for s in _random_positions(6, seed=3)])
+    x = np.stack([tiny_model.convertToModelInput(s) for s in randomPositions(6, seed=3)])
     keras_values, keras_logits = tiny_model.model(x, training=False)
     expected_values, expected_logits = tiny_model.predict(x)
     reader = Residual_CNN(tiny_cfg.REG_CONST, tiny_cfg.LEARNING_RATE, (2, 6, 7), 42, tiny_cfg.HIDDEN_CNN_LAYERS,

@@ -3,7 +3,7 @@ weights by version, workers dying mid-match.
 
 One local Ray session and one pool of two workers serve the whole module (starting
 Ray and its workers takes tens of seconds); the test that kills workers runs last.
-The networks are test_funcs.RowByRow, whose numbers do not depend on how positions
+The networks are helpers.RowByRow, whose numbers do not depend on how positions
 are batched, so games played by two workers (smaller batches) are move for move and
 bit for bit those played in one process.
 """
@@ -18,10 +18,10 @@ import pytest
 import ray
 
 import funcs
+import helpers
 import loggers
 import replay
 import runs
-import test_funcs
 import workers
 from agent import Agent
 from game import Game, GameState
@@ -37,7 +37,7 @@ def pool():
     """Two workers on a local Ray started for this module (shut down after it)."""
     workers.startRay()
     # The workers cannot import the tests folder: RowByRow travels to them by value.
-    ray.cloudpickle.register_pickle_by_value(test_funcs)
+    ray.cloudpickle.register_pickle_by_value(helpers)
     try:
         with workers.Pool(2, say=lambda _: None, matchEpisodes=funcs.matchEpisodes,
                           playEpisodes=funcs.playEpisodes) as pool:
@@ -53,7 +53,7 @@ def rowByRowRun(tiny_cfg, folder):
                                                       "model": False})
     run = runs.openRun(cfg, say=lambda _: None)
     for name in ("best_NN", "current_NN"):
-        network = test_funcs.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
+        network = helpers.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
         network.setWeightsFrom(getattr(run, name).model)
         setattr(run, name, network)
     return run
@@ -99,7 +99,7 @@ def agentOn(network, cfg, seed=3):
 
 def test_a_worker_plays_with_the_version_of_the_weights_it_is_given(pool, tiny_cfg):
     cfg = tiny_cfg.replace(MCTS_SIMS=4)
-    networks = [test_funcs.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(3)]
+    networks = [helpers.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(3)]
     learner = networks[0]
     states = [GameState.fromMoves(moves) for moves in ("", "4453", "1122334")]
     seen = []
@@ -141,7 +141,7 @@ def test_more_workers_than_free_cpus_are_refused_by_name(pool, tiny_cfg, tmp_pat
 
 def test_killed_workers_games_are_played_again_once_and_none_left_is_an_error(pool, tiny_cfg):
     cfg = tiny_cfg.replace(MCTS_SIMS=4)
-    network = test_funcs.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
+    network = helpers.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
     episodes, base = 8, 12345
     agent = agentOn(network, cfg)
     alone = funcs.matchEpisodes(agent, agent, range(episodes), base, lambda e: QUIET, 2, Memory(5000))
