@@ -387,12 +387,14 @@ class Inspection(Thinking):
                 f"log: {len(self.log.splitlines())} lines (<code>.log</code>).</p>")
 
     def plot(self):
-        """Bar charts of N, Q, P and U per legal column (the played column in red)."""
-        fig = newFigure((10, 2.6))
+        """Bar charts of N, the search's policy, Q, P and U per legal column (the played
+        column in red)."""
+        keys = ("N", "policy", "Q", "P", "U")
+        fig = newFigure((12, 2.6))
         columns = [row["column"] for row in self.table]
         colours = [RED if row["action"] == self.action else BOARD_BLUE for row in self.table]
-        for i, key in enumerate(("N", "Q", "P", "U")):
-            ax = fig.add_subplot(1, 4, i + 1)
+        for i, key in enumerate(keys):
+            ax = fig.add_subplot(1, len(keys), i + 1)
             ax.bar(columns, [row[key] for row in self.table], color=colours)
             ax.set_xticks(range(1, COLUMNS + 1))
             ax.set_xlim(0.4, COLUMNS + 0.6)

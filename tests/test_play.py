@@ -188,8 +188,9 @@ def test_inspectMove_finds_the_winning_column(agent):
     assert "principal variation (columns): 1" in str(inspection)
     assert "<table>" in inspection._repr_html_()
     fig = inspection.plot()
-    assert [ax.get_title() for ax in fig.axes] == ["N", "Q", "P", "U"]
+    assert [ax.get_title() for ax in fig.axes] == ["N", "policy", "Q", "P", "U"]
     assert [p.get_height() for p in fig.axes[0].patches] == [visits[c] for c in sorted(visits)]
+    assert [p.get_height() for p in fig.axes[1].patches] == [row["policy"] for row in inspection.table]
 
 
 def test_inspectMove_refuses_a_finished_game(agent):
