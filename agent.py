@@ -295,10 +295,11 @@ class Agent:
         if self.root.isLeaf():
             self.evaluateLeaf(self.root, (yield state))
         self.mcts.drawRootNoise()
-        if self.logger is not None and self.logger.isEnabledFor(logging.INFO):
-            self.logger.info("****** %s searches %d simulations, %s to move ******", self.name,
-                             self.MCTSsimulations, playerPiece(state.playerTurn))
-            state.render(self.logger)
+        log = self.activeLogger()
+        if log is not None:
+            log.info("****** %s searches %d simulations, %s to move ******", self.name, self.MCTSsimulations,
+                     playerPiece(state.playerTurn))
+            state.render(log)
         if self.config.ROOT_SEARCH == "gumbel":
             action, pi, value = yield from self.gumbelSearch(tau)
             return action, pi, value, self.root.nn_value
@@ -306,6 +307,11 @@ class Agent:
         pi, values = self.getAV(1)
         action, value = self.chooseAction(pi, values, tau)
         return action, pi, value, self.root.nn_value
+
+    def activeLogger(self) -> logging.Logger | None:
+        """The agent's (MCTS) logger when it writes INFO lines, else None."""
+        logger = self.logger
+        return logger if logger is not None and logger.isEnabledFor(logging.INFO) else None
 
     def gumbelSearch(self, tau: float) -> SearchSteps:
         """Gumbel AlphaZero's root search (Danihelka et al. 2022), PUCT below the root.
@@ -328,7 +334,7 @@ class Agent:
         sims = self.MCTSsimulations
         considered = list(np.argsort(-(gumbel + logits), kind="stable")[:min(cfg.GUMBEL_SAMPLED_ACTIONS, sims)])
         phases = max(1, math.ceil(math.log2(len(considered))))
-        log = self.logger if self.logger is not None and self.logger.isEnabledFor(logging.INFO) else None
+        log = self.activeLogger()
         if log is not None:
             log.info("Gumbel root search: %d simulations among %d of %d moves; g + logit: %s", sims,
                      len(considered), len(edges), _byColumn(edges, considered, gumbel + logits))

@@ -212,9 +212,14 @@ class ReplayedNetwork(InstantNetwork):
         return call.outputs
 
 
+def networkSeconds(calls: list[Call]) -> float:
+    """The seconds a self-play spent in its network calls."""
+    return sum(call.seconds for call in calls)
+
+
 def outsideCalls(seconds: float, calls: list[Call]) -> float:
     """A self-play's seconds outside its network calls: the search and what surrounds it."""
-    return seconds - sum(call.seconds for call in calls)
+    return seconds - networkSeconds(calls)
 
 
 def replayedSearchSeconds(calls: list[Call], cfg: Config, pause: bool) -> float:
@@ -269,7 +274,7 @@ def sideBySide(played, alone, cfg: Config) -> tuple[float, float, float]:
     second run: it is taken within the self-play itself."""
     positions, seconds, calls = recordedSelfplay(played, cfg)
     sizes = [call.size for call in calls]
-    return positions / seconds, sum(sizes) / secondsForBatches(alone, sizes), 1 - outsideCalls(seconds, calls) / seconds
+    return positions / seconds, sum(sizes) / secondsForBatches(alone, sizes), networkSeconds(calls) / seconds
 
 
 def tutorialSecondsPerPosition(net, calls: int = 30) -> float:
