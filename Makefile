@@ -9,7 +9,7 @@ ITERATIONS ?= 3
 PRESET ?= default
 MINUTES ?= 10
 
-.PHONY: train test bench bench-workers pons curve ablation play notebook ship-run
+.PHONY: train test bench bench-workers pons perfect curve ablation play notebook ship-run
 
 SHIPPED_RUN := run_archive/connect4/run0002
 
@@ -33,6 +33,9 @@ bench-workers: $(VENV)/.installed
 
 pons: $(VENV)/.installed
 	$(PY) benchmarks/pons.py
+
+perfect: $(VENV)/.installed
+	$(PY) benchmarks/perfect.py
 
 curve: $(VENV)/.installed
 	$(PY) benchmarks/curve.py

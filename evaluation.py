@@ -23,6 +23,7 @@ Pascal Pons' standard position sets.  Reference opponents and Elo ratings are in
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,10 @@ from typing import Callable, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from agent import Agent, runTogether
+from agent import Agent, SearchSteps, runTogether
 from config import DEFAULT, Config
-from game import GameState
+from game import GameState, columnOf
+from thinking import thinkingTable
 
 Chooser = Callable[[list[GameState]], list[int]]
 """Chooses one action for each of a batch of positions (each for its player to move)."""
@@ -217,3 +219,306 @@ def loadPonsSet(path, limit: int | None = None) -> list[tuple[GameState, int]]:
             except ValueError as exc:
                 raise ValueError(f"{path}, line {number}: {exc}") from None
     return positions
+
+
+# -- whole games against the solver ----------------------------------------------------------------
+PHASES = (("begin", 14), ("middle", 28), ("end", 42))
+"""A position's stage by the stones on its board, as Pons' sets divide the game:
+begin up to 14 stones, middle up to 28, end the rest."""
+
+MIN_VISIT_SHARE = 0.1
+"""A mistake is put down to the prior when the moves that kept the game's value got
+less than this share of the root's visits: the search hardly looked at them."""
+
+DEEPER_SEARCH = 4
+"""A mistake is put down to too little search when a search of this many times the
+player's simulations, from the same position, keeps the game's value."""
+
+
+def phaseOf(stones: int) -> str:
+    """'begin', 'middle' or 'end': the stage of a position with `stones` discs (PHASES)."""
+    return next(name for name, last in PHASES if stones <= last)
+
+
+@dataclass(frozen=True)
+class Start:
+    """A whole game's start: the position after `opening` (columns 1..7, first player
+    first), the tested player's `side` (1 moves first, -1 second) and the start's
+    `value` for that side under perfect play (+1 won, 0 drawn, -1 lost)."""
+
+    opening: str
+    side: int
+    value: int
+
+
+def gameStarts(won: int, drawn: int, max_moves: int = 6, seed: int = 0) -> list[Start]:
+    """`won` won and `drawn` drawn starts, from seeded random openings (the rules only:
+    each opening is k uniformly random legal moves, k uniform in 0..max_moves; no
+    position twice, no finished game).  A drawn opening gives two starts, the player
+    taking each colour; a decisive one gives the winning side's start (a lost start is
+    lost against a perfect opponent whatever the player does, so it is never played).
+    The same arguments give the same starts in the same order."""
+    if won < 0 or drawn < 0 or won + drawn == 0:
+        raise ValueError(f"gameStarts needs won, drawn >= 0 and some starts, got won={won}, drawn={drawn}")
+    if not 0 <= max_moves <= 20:
+        raise ValueError(f"max_moves must lie in 0..20, got {max_moves}")
+    rng = np.random.default_rng(seed)
+    seen: set[int] = set()
+    starts: list[Start] = []
+    counts = {1: 0, 0: 0}
+    wanted = {1: won, 0: drawn}
+    tries = 0
+    while counts[1] < won or counts[0] < drawn:
+        tries += 1
+        if tries > 1000 * (won + drawn):
+            raise ValueError(f"openings of up to {max_moves} moves give too few distinct positions for "
+                             f"{won} won and {drawn} drawn starts")
+        state, opening = GameState.initial(), ""
+        for _ in range(int(rng.integers(max_moves + 1))):
+            action = int(rng.choice(state.allowedActions))
+            opening += str(columnOf(action) + 1)
+            state = state.takeAction(action)[0]
+            if state.isEndGame:
+                break
+        if state.isEndGame or state.id in seen:
+            continue
+        seen.add(state.id)
+        value = max(_outcomes(solverScores(state)).values())  # for the player to move
+        kind = abs(value)  # 1: a won start (for the winning side), 0: a drawn one
+        for side in ((state.playerTurn, -state.playerTurn) if value == 0 else (value * state.playerTurn,)):
+            if counts[kind] < wanted[kind]:
+                counts[kind] += 1
+                starts.append(Start(opening, side, kind))
+    return starts
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A move of the tested player that lost value under perfect play.
+
+    The position is the one after `moves` (columns 1..7 from the empty board, first
+    player first); the player played `column` (1..7).  `before` and `after` are the
+    game's outcome class for the player (+1 won, 0 drawn, -1 lost) before and after
+    the move; `scores` the solver score of every legal column, `keeping` the columns
+    that keep `before`.  For an agent, `network_value` is its network's value of the
+    position and `table` its search's root statistics per legal column (column, N the
+    visits, P the network's prior, Q, policy), all for the player to move; None for a
+    player without a search.  `cause` ('search', 'prior' or 'value', see
+    `mistakeCause`) is set by `classifyMistakes`."""
+
+    moves: str
+    column: int
+    before: int
+    after: int
+    scores: dict
+    keeping: list
+    network_value: float | None = None
+    table: list | None = None
+    cause: str | None = None
+
+    @property
+    def ply(self) -> int:
+        """Moves played before this one (= stones on the board)."""
+        return len(self.moves)
+
+    @property
+    def phase(self) -> str:
+        return phaseOf(self.ply)
+
+    @property
+    def keepingVisitShare(self) -> float | None:
+        """The share of the root's visits that went to the columns keeping the value."""
+        if not self.table:
+            return None
+        visits = sum(row["N"] for row in self.table)
+        return sum(row["N"] for row in self.table if row["column"] in self.keeping) / max(1, visits)
+
+    @property
+    def keepingPrior(self) -> float | None:
+        """The network's prior on the columns keeping the value, summed."""
+        if not self.table:
+            return None
+        return sum(row["P"] for row in self.table if row["column"] in self.keeping)
+
+
+@dataclass(frozen=True)
+class WholeGame:
+    """A whole game against the solver from `start`: `moves` the game (columns 1..7
+    from the empty board, the opening included), `result` for the tested player (+1
+    won, 0 drawn, -1 lost), `mistakes` its moves that lost value, in order."""
+
+    start: Start
+    moves: str
+    result: int
+    mistakes: list
+
+    @property
+    def playerMoves(self) -> int:
+        """Moves the tested player made (the opening's random moves not counted)."""
+        first = 1 if len(self.start.opening) % 2 == 0 else -1  # who moves after the opening
+        after = len(self.moves) - len(self.start.opening)
+        return (after + 1) // 2 if first == self.start.side else after // 2
+
+    @property
+    def kept(self) -> bool:
+        """The player ended with the result its start was worth (perfect play can do no
+        better against a perfect opponent)."""
+        return self.result >= self.start.value
+
+
+def _columnScores(scores: dict[int, int]) -> dict[int, int]:
+    return {columnOf(action) + 1: score for action, score in sorted(scores.items(), key=lambda a: columnOf(a[0]))}
+
+
+def _mistake(state: GameState, moves: str, scores: dict[int, int], action: int, player, pi,
+             nn_value) -> Mistake | None:
+    """The Mistake of playing `action` in `state` (reached by `moves`), or None if it
+    keeps the value; `scores` the solver's, for the player to move."""
+    outcomes = _outcomes(scores)
+    before = max(outcomes.values())
+    if outcomes[action] == before:
+        return None
+    table = None
+    if isinstance(player, Agent):
+        table = [{"column": row["column"], "N": row["N"], "P": round(row["P"], 4), "Q": round(row["Q"], 4),
+                  "policy": round(row["policy"], 4)} for row in thinkingTable(player, pi)]
+    return Mistake(moves, columnOf(action) + 1, before, outcomes[action], _columnScores(scores),
+                   sorted(columnOf(a) + 1 for a, outcome in outcomes.items() if outcome == before),
+                   None if nn_value is None else round(float(nn_value), 4), table)
+
+
+def wholeGameSteps(player, start: Start, rng: np.random.Generator) -> SearchSteps:
+    """One whole game from `start`: `player` (anything with `actSteps`, as agents and
+    `agent.User` have) plays `start.side`, its best move (tau=0, no noise); the solver
+    plays the other side, a best move by score (the best result, then the fastest win
+    or slowest loss), ties broken by `rng`.  A search generator (see
+    `agent.runTogether`) that returns the `WholeGame`."""
+    state, moves, mistakes = GameState.fromMoves(start.opening), start.opening, []
+    while not state.isEndGame:
+        scores = solverScores(state)
+        if state.playerTurn == start.side:
+            action, pi, _, nn_value = yield from player.actSteps(state, 0)
+            mistake = _mistake(state, moves, scores, action, player, pi, nn_value)
+            if mistake is not None:
+                mistakes.append(mistake)
+        else:
+            action = int(rng.choice(bestActions(scores)))
+        moves += str(columnOf(action) + 1)
+        state = state.takeAction(action)[0]
+    result = 0 if state.value[0] == 0 else (1 if state.playerTurn != start.side else -1)
+    return WholeGame(start, moves, result, mistakes)
+
+
+def playAgainstSolver(playerFor: Callable[[int], object], starts: Sequence[Start], seed: int = 0,
+                      chunk: int = 256, progress: str | None = None) -> list[WholeGame]:
+    """Play every start as a whole game against the solver (`wholeGameSteps`), game i
+    by `playerFor(i)` (a player of its own: an agent's `forGame` copy keeps its own
+    tree).  The games run in lockstep, `chunk` at a time, their network calls
+    batched (`agent.runTogether`); game i's solver draws come from a generator
+    seeded by (seed, i), so the same players give the same games.  `progress`: the
+    label of a progress bar over the chunks."""
+    starts = list(starts)
+    begins = range(0, len(starts), chunk)
+    if progress is not None:
+        begins = tqdm(begins, desc=progress, leave=False)
+    games: list[WholeGame] = []
+    for begin in begins:
+        players = [playerFor(i) for i in range(begin, min(begin + chunk, len(starts)))]
+        searches = [wholeGameSteps(player, starts[begin + k], np.random.default_rng([seed, begin + k]))
+                    for k, player in enumerate(players)]
+        games += runTogether(searches, players.__getitem__)
+    return games
+
+
+def mistakeCause(mistake: Mistake, deeperKeeps: bool) -> str:
+    """Why an agent's mistake happened: 'search' when a deeper search (DEEPER_SEARCH
+    times the simulations) from the same position keeps the value (too little
+    search); else 'prior' when the columns keeping the value got less than
+    MIN_VISIT_SHARE of the root's visits (the network's policy steered the search
+    away from them); else 'value' (the search looked at the right moves and still
+    valued them below the mistake: the network's values misjudge the lines)."""
+    if deeperKeeps:
+        return "search"
+    share = mistake.keepingVisitShare
+    if share is not None and share < MIN_VISIT_SHARE:
+        return "prior"
+    return "value"
+
+
+def classifyMistakes(games: list[WholeGame], deeper: Chooser) -> list[WholeGame]:
+    """The games with each mistake's `cause` set: `deeper` (e.g. `agentChooser` at
+    DEEPER_SEARCH times the simulations) answers every mistake's position."""
+    mistakes = [m for game in games for m in game.mistakes]
+    if not mistakes:
+        return list(games)
+    answers = deeper([GameState.fromMoves(m.moves) for m in mistakes])
+    causes = iter(mistakeCause(m, columnOf(a) + 1 in m.keeping) for m, a in zip(mistakes, answers))
+    return [dataclasses.replace(game, mistakes=[dataclasses.replace(m, cause=next(causes)) for m in game.mistakes])
+            for game in games]
+
+
+START_NAMES = {1: "won", 0: "drawn", -1: "lost"}
+
+
+def _share(games: list[WholeGame]) -> dict:
+    kept = sum(game.kept for game in games)
+    return {"games": len(games), "kept": kept, "share": kept / len(games) if games else None}
+
+
+def wholeGameSummary(games: list[WholeGame]) -> dict:
+    """What a set of whole games shows: per start value ('won', 'drawn') and for both
+    together, the games and how many kept their value ('share' kept), also per side
+    ('first', 'second'); 'causes': the first mistake of every game not kept, counted
+    by cause and phase; 'mistakes': all mistakes counted."""
+    summary: dict = {}
+    for value in (1, 0):
+        chosen = [game for game in games if game.start.value == value]
+        if chosen:
+            summary[START_NAMES[value]] = {**_share(chosen), "by_side": {
+                side_name: _share([g for g in chosen if g.start.side == side])
+                for side, side_name in ((1, "first"), (-1, "second")) if any(g.start.side == side for g in chosen)}}
+    summary["all"] = _share(games)
+    causes: dict = {}
+    for game in games:
+        if game.mistakes:
+            first = game.mistakes[0]
+            by_phase = causes.setdefault(first.cause or "unclassified", {})
+            by_phase[first.phase] = by_phase.get(first.phase, 0) + 1
+    summary["causes"] = causes
+    summary["mistakes"] = sum(len(game.mistakes) for game in games)
+    return summary
+
+
+def wholeGameText(summary: dict) -> str:
+    """The summary as a person reads it: a line per start value, then the causes."""
+    lines = [f"{'start':<7} {'games':>6} {'kept':>6} {'share':>7}   first / second player"]
+    for name in ("won", "drawn", "all"):
+        if name not in summary:
+            continue
+        row = summary[name]
+        sides = "  ".join(f"{side} {part['kept']}/{part['games']}" for side, part in row.get("by_side", {}).items())
+        lines.append(f"{name:<7} {row['games']:>6} {row['kept']:>6} {100 * row['share']:>6.1f}%   {sides}")
+    if summary["causes"]:
+        phases = [name for name, _ in PHASES]
+        lines.append("")
+        lines.append("where the games not kept went wrong (first mistake), by cause and stage:")
+        lines.append(f"{'cause':<13}" + "".join(f"{p:>8}" for p in phases) + f"{'all':>8}")
+        for cause, by_phase in sorted(summary["causes"].items()):
+            lines.append(f"{cause:<13}" + "".join(f"{by_phase.get(p, 0):>8}" for p in phases)
+                         + f"{sum(by_phase.values()):>8}")
+    return "\n".join(lines)
+
+
+def wholeGameRecord(games: list[WholeGame], about: dict) -> dict:
+    """A JSON-ready record of a whole-game benchmark: `about` (who played, how), the
+    summary and every game (start, moves, result, mistakes with their evidence)."""
+    return {**about, "summary": wholeGameSummary(games),
+            "games": [{**dataclasses.asdict(game), "kept": game.kept} for game in games]}
+
+
+def readWholeGames(record: dict) -> list[WholeGame]:
+    """The games of a record written by `wholeGameRecord` (e.g. to draw a losing move)."""
+    return [WholeGame(Start(**game["start"]), game["moves"], game["result"],
+                      [Mistake(**{**m, "scores": {int(c): s for c, s in m["scores"].items()}})
+                       for m in game["mistakes"]])
+            for game in record["games"]]

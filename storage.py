@@ -86,6 +86,12 @@ def curve_path(run_folder) -> Path:
     return Path(run_folder) / "curve.jsonl"
 
 
+def whole_games_path(run_folder, version: int, sims: int) -> Path:
+    """The whole-game benchmark's record of a version at `sims` simulations
+    (benchmarks/perfect.py): measurement only, training never reads it."""
+    return Path(run_folder) / "perfect" / f"{model_name(version)}-sims{sims}.json"
+
+
 def logs_folder(run_folder) -> Path:
     return Path(run_folder) / "logs"
 

@@ -1,0 +1,105 @@
+"""Whole games against perfect play: the agent against the bitbully solver.
+
+Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
+                     [--version N] [--sims S] [--won W] [--drawn D] [--max-moves M]
+                     [--seed K] [--out FILE] [--no-classify])
+
+From seeded random openings of 0 to M moves (the rules only; Pons' sets are never
+read), the agent plays whole games against the solver, which plays a best move (the
+best result, then the fastest win or slowest loss; ties at random).  A drawn opening is
+played from both colours, a decisive one by its winning side, until there are W won
+and D drawn starts.  A start is *kept* when the agent ends with the result it was
+worth (a win from a won start, a draw from a drawn one).  Printed: the starts kept by
+start value and colour, and where each game not kept went wrong: its first mistake,
+by stage of the game and cause (`evaluation.mistakeCause`: too little search, the
+network's prior, or its values).  Written: a JSON record with every game (its moves,
+columns 1..7 from the empty board), every mistake's position, the solver's score of
+each column, the network's value and the search's visits, priors and Q there
+(default file: the run folder's perfect/versionNNNN-simsS.json; the notebook's
+"Whole games against perfect play" cell draws its losing moves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import keras  # noqa: E402
+
+import evaluation  # noqa: E402
+import runs  # noqa: E402
+import storage  # noqa: E402
+from config import STRONG, ConfigError  # noqa: E402
+from game import Game  # noqa: E402
+
+
+def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, max_moves: int, seed: int,
+                 classify: bool = True, progress: bool = True) -> dict:
+    """The whole-game record (`evaluation.wholeGameRecord`) of `version` of the run in
+    `folder`, its agent searching `sims` simulations per move."""
+    cfg = runs.runConfig(folder)
+    keras.utils.set_random_seed(cfg.SEED)
+    agent = runs.versionPlayer("agent", Game(), cfg, folder, version, mcts_simulations=sims)
+    agent.logger = None
+    start = time.perf_counter()
+    starts = evaluation.gameStarts(won, drawn, max_moves, seed)
+    games = evaluation.playAgainstSolver(lambda i: agent.forGame(seed + i), starts, seed,
+                                         progress="whole games" if progress else None)
+    played = time.perf_counter() - start
+    if classify:
+        deeper = evaluation.agentChooser(agent.model, agent.config, evaluation.DEEPER_SEARCH * sims, seed)
+        games = evaluation.classifyMistakes(games, deeper)
+    about = {"run_folder": str(folder), "version": version, "sims": sims, "won_starts": won,
+             "drawn_starts": drawn, "max_opening_moves": max_moves, "seed": seed,
+             "seconds": round(time.perf_counter() - start, 1), "seconds_playing": round(played, 1),
+             "agent_moves": sum(game.playerMoves for game in games)}
+    return evaluation.wholeGameRecord(games, about)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
+                        help="the run (default: the strong preset's, the shipped run)")
+    parser.add_argument("--version", type=int, default=None, help="saved version (default: the run's best)")
+    parser.add_argument("--sims", type=int, default=None,
+                        help="agent simulations per move (default: the run's PLAY_SIMS, else MCTS_SIMS)")
+    parser.add_argument("--won", type=int, default=500, help="won starts to play (default 500)")
+    parser.add_argument("--drawn", type=int, default=500, help="drawn starts to play (default 500)")
+    parser.add_argument("--max-moves", type=int, default=6, help="random opening moves, at most (default 6)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the openings and the solver's ties")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json)")
+    parser.add_argument("--no-classify", action="store_true",
+                        help="skip the deeper searches that tell too little search from the network's errors")
+    args = parser.parse_args(argv)
+    if args.sims is not None and args.sims < 1:
+        parser.error("--sims must be at least 1")
+    if args.won < 0 or args.drawn < 0 or args.won + args.drawn == 0:
+        parser.error("--won and --drawn must not be negative, and not both 0")
+    if not 0 <= args.max_moves <= 20:
+        parser.error("--max-moves must lie in 0..20")
+    try:
+        cfg = runs.runConfig(args.run_folder)
+        version = runs.bestVersion(args.run_folder) if args.version is None else args.version
+        sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
+        print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations, "
+              f"{args.won} won and {args.drawn} drawn starts from openings of 0-{args.max_moves} random moves")
+        record = scoreVersion(args.run_folder, version, sims, args.won, args.drawn, args.max_moves, args.seed,
+                              classify=not args.no_classify)
+    except (ConfigError, ValueError, storage.RunFileError) as exc:
+        parser.error(str(exc))
+    out = args.out or storage.whole_games_path(args.run_folder, version, sims)
+    storage.write_json(out, record)
+    print(evaluation.wholeGameText(record["summary"]))
+    print(f"{record['agent_moves']} agent moves in {record['seconds_playing']:.0f} s "
+          f"({record['seconds_playing'] / max(1, record['agent_moves']):.2f} s per move, all games in lockstep); "
+          f"record: {out}")
+    return record
+
+
+if __name__ == "__main__":
+    main()

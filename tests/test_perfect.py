@@ -1,0 +1,163 @@
+"""Whole games against the solver: starts, games, mistakes and their causes, the record
+and the benchmark script (benchmarks/perfect.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import evaluation
+from agent import Agent, searchWithoutNetwork
+from benchmarks import perfect
+from evaluation import Mistake, Start
+from game import GameState, columnOf
+
+
+class SolverPlayer:
+    """Perfect play: a best move by the solver's score (ties: the leftmost)."""
+
+    def actSteps(self, state: GameState, tau: float, noise: bool = False):
+        return searchWithoutNetwork(self.act, state, tau)
+
+    def act(self, state: GameState, tau: float):
+        return evaluation.bestActions(evaluation.solverScores(state))[0], None, None, None
+
+
+class LeftmostPlayer(SolverPlayer):
+    """Always the leftmost legal column (column 1 while it has room)."""
+
+    def act(self, state: GameState, tau: float):
+        return state.allowedActions[0], None, None, None
+
+
+@pytest.fixture(scope="module")
+def starts() -> list[Start]:
+    return evaluation.gameStarts(won=6, drawn=6, max_moves=6, seed=3)
+
+
+def test_starts_are_seeded_distinct_and_worth_what_they_say(starts):
+    assert starts == evaluation.gameStarts(won=6, drawn=6, max_moves=6, seed=3)
+    assert starts != evaluation.gameStarts(won=6, drawn=6, max_moves=6, seed=4)
+    assert sum(s.value == 1 for s in starts) == 6 and sum(s.value == 0 for s in starts) == 6
+    assert len({(s.opening, s.side) for s in starts}) == len(starts)
+    assert {s.side for s in starts} == {1, -1}
+    for start in starts:
+        state = GameState.fromMoves(start.opening)
+        assert len(start.opening) <= 6 and not state.isEndGame
+        best = max(evaluation.outcomeClass(v) for v in evaluation.solverScores(state).values())
+        assert best * state.playerTurn * start.side == start.value  # the start's value for the tested side
+
+
+def test_starts_refuse_impossible_requests():
+    with pytest.raises(ValueError, match="some starts"):
+        evaluation.gameStarts(won=0, drawn=0)
+    with pytest.raises(ValueError, match="too few distinct positions"):
+        evaluation.gameStarts(won=5, drawn=0, max_moves=0)  # only the empty board there is
+
+
+def test_a_perfect_player_keeps_every_start(starts):
+    games = evaluation.playAgainstSolver(lambda i: SolverPlayer(), starts, seed=1)
+    assert [game.start for game in games] == starts
+    assert all(game.kept and not game.mistakes for game in games)
+    assert all(game.result == game.start.value for game in games)
+    summary = evaluation.wholeGameSummary(games)
+    assert summary["won"]["share"] == summary["drawn"]["share"] == 1.0
+    assert summary["causes"] == {} and summary["mistakes"] == 0
+
+
+def test_always_column_one_loses_its_won_starts_and_the_record_names_the_losing_move(starts):
+    games = evaluation.playAgainstSolver(lambda i: LeftmostPlayer(), starts, seed=1)
+    won = [game for game in games if game.start.value == 1]
+    assert won and not any(game.kept for game in won)
+    assert evaluation.wholeGameSummary(games)["won"]["kept"] == 0
+    for game in games:
+        if game.kept:
+            continue
+        first = game.mistakes[0]
+        state = GameState.fromMoves(first.moves)
+        assert game.moves.startswith(first.moves)
+        assert game.moves[len(first.moves)] == str(first.column)  # the move the game went on with
+        assert first.column == columnOf(state.allowedActions[0]) + 1
+        assert first.column not in first.keeping and first.after < first.before
+        assert evaluation.isMistake(state, state.actionForColumn(first.column - 1))
+        assert first.table is None and first.network_value is None  # a player without a search
+
+
+def test_the_solver_side_plays_best_moves(starts):
+    game = evaluation.playAgainstSolver(lambda i: LeftmostPlayer(), starts[:1], seed=0)[0]
+    state = GameState.fromMoves(game.start.opening)
+    for column in game.moves[len(game.start.opening):]:
+        action = state.actionForColumn(int(column) - 1)
+        if state.playerTurn != game.start.side:
+            assert action in evaluation.bestActions(evaluation.solverScores(state))
+        state = state.takeAction(action)[0]
+    assert state.isEndGame
+    assert game.result == (0 if state.value[0] == 0 else (1 if state.playerTurn != game.start.side else -1))
+
+
+def test_player_moves_count_the_tested_sides_moves():
+    game = evaluation.WholeGame(Start("4", -1, 0), "4" + "1234567", 0, [])  # second player moves first after "4"
+    assert game.playerMoves == 4
+    assert evaluation.WholeGame(Start("4", 1, 0), "4" + "1234567", 0, []).playerMoves == 3
+
+
+def _mistake(visits: list[int], keeping: list[int]) -> Mistake:
+    table = [{"column": c, "N": n, "P": 1 / 7, "Q": 0.0, "policy": 0.0} for c, n in enumerate(visits, 1)]
+    return Mistake("", 1, 1, 0, {c: 0 for c in range(1, 8)}, keeping, 0.1, table)
+
+
+def test_causes_search_then_prior_then_value():
+    few = _mistake([90, 5, 1, 1, 1, 1, 1], keeping=[2])  # the keeping column got 5% of the visits
+    many = _mistake([60, 40, 0, 0, 0, 0, 0], keeping=[2])
+    assert few.keepingVisitShare == pytest.approx(0.05) and few.keepingPrior == pytest.approx(1 / 7)
+    assert evaluation.mistakeCause(few, deeperKeeps=True) == "search"
+    assert evaluation.mistakeCause(few, deeperKeeps=False) == "prior"
+    assert evaluation.mistakeCause(many, deeperKeeps=False) == "value"
+
+
+def test_phases_follow_pons_stages():
+    assert [evaluation.phaseOf(n) for n in (0, 14, 15, 28, 29, 41)] == [
+        "begin", "begin", "middle", "middle", "end", "end"]
+
+
+def test_an_agents_games_carry_its_search_and_round_trip_through_the_record(tiny_cfg, tiny_model, starts):
+    agent = Agent.fromConfig("tiny", tiny_cfg, tiny_model, mcts_simulations=8)
+    games = evaluation.playAgainstSolver(lambda i: agent.forGame(i), starts, seed=2, chunk=5)
+    again = evaluation.playAgainstSolver(lambda i: agent.forGame(i), starts, seed=2, chunk=5)
+    assert [g.moves for g in games] == [g.moves for g in again]  # seeded: the same games
+    mistakes = [m for game in games for m in game.mistakes]
+    assert mistakes, "an untrained network against perfect play loses value somewhere"
+    for m in mistakes:
+        state = GameState.fromMoves(m.moves)
+        assert {row["column"] for row in m.table} == {columnOf(a) + 1 for a in state.allowedActions}
+        assert sum(row["N"] for row in m.table) >= 8 and -1 <= m.network_value <= 1
+        assert sum(row["P"] for row in m.table) == pytest.approx(1, abs=1e-3)
+    deeper = evaluation.agentChooser(tiny_model, tiny_cfg, 32)
+    classified = evaluation.classifyMistakes(games, deeper)
+    assert all(m.cause in ("search", "prior", "value") for g in classified for m in g.mistakes)
+    record = json.loads(json.dumps(evaluation.wholeGameRecord(classified, {"version": 0})))
+    assert evaluation.readWholeGames(record) == classified
+    assert record["summary"]["all"]["games"] == len(starts)
+    causes = record["summary"]["causes"]
+    assert sum(sum(c.values()) for c in causes.values()) == sum(not g.kept for g in classified)
+    text = evaluation.wholeGameText(record["summary"])
+    assert "won" in text and "drawn" in text and "first mistake" in text
+
+
+def test_benchmark_script_writes_its_record(run_folder, tmp_path, capsys):
+    out = tmp_path / "record.json"
+    record = perfect.main(["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4",
+                           "--out", str(out)])
+    assert json.loads(out.read_text()) == json.loads(json.dumps(record))
+    assert record["version"] == 3 and record["sims"] == 4 and record["summary"]["all"]["games"] == 4
+    assert "kept" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [(["--sims", "0"], "--sims"), (["--won", "0", "--drawn", "0"], "--won"),
+                                           (["--max-moves", "21"], "--max-moves"), (["--version", "9"], "version 9")])
+def test_benchmark_script_refuses_bad_arguments(run_folder, args, message, capsys):
+    with pytest.raises(SystemExit):
+        perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", *args])
+    assert message in capsys.readouterr().err
