@@ -9,7 +9,7 @@ ITERATIONS ?= 3
 PRESET ?= default
 MINUTES ?= 10
 
-.PHONY: train test bench bench-workers pons perfect curve ablation play notebook ship-run
+.PHONY: train test bench bench-workers pons perfect curve ablation play notebook export ship-run
 
 SHIPPED_RUN := run_archive/connect4/run0002
 
@@ -48,6 +48,9 @@ play: $(VENV)/.installed
 
 notebook: $(VENV)/.installed
 	$(VENV)/bin/jupyter notebook run.ipynb
+
+export: $(VENV)/.installed
+	$(PY) -m export
 
 # Stage the shipped run's resumable state (runs.resumeFiles) in place of what git held of it;
 # then `git commit`. Pause its training first: a finishing iteration would change the files.
