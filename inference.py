@@ -1,8 +1,8 @@
 """Inference engines: how a Keras network is evaluated for the search.
 
 The network is built, trained and saved by Keras (`model.py`); the search only needs
-its forward pass, many thousands of times a second, at small batch sizes.  Two engines
-give it:
+its forward pass, many thousands of times a second, at small batch sizes.  With Keras's
+TensorFlow backend (the default) two engines give it:
 
 - `TensorFlowEngine`: the Keras model's inference pass traced once into a TensorFlow
   concrete function.  It reads the live Keras variables, so it is never stale.
@@ -13,6 +13,10 @@ give it:
   binds the current weights as constants and compiles (a tenth of a second), so a
   weight change costs no re-conversion.  `Gen_Model` refreshes it whenever the Keras
   weights change.
+
+With KERAS_BACKEND=jax, "auto" is `JaxEngine`: the network's own forward pass compiled
+by XLA through `jax.jit`, the weights passed as arguments (both engines above trace the
+network with TensorFlow, which a JAX-backed Keras model cannot be).
 
 `inBackground` runs a call in a background thread (returning a
 `concurrent.futures.Future`): TensorFlow and OpenVINO release the GIL while they
@@ -31,8 +35,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+
+BACKEND = keras.backend.backend()
+"""Keras's backend in this process (KERAS_BACKEND): "tensorflow" or "jax"."""
+
+if BACKEND == "jax":
+    import jax
 
 try:  # A regular dependency; where it cannot be imported all the same (installed by hand on a platform
     # without a wheel for it), "auto" falls back to TensorFlow and "openvino" says why it cannot run.
@@ -77,6 +88,8 @@ def resolve(engine: str, precision: str) -> tuple[str, str]:
     f32, else TensorFlow in f32.  Raises EngineUnavailable for an explicit choice
     this machine cannot run (OpenVINO missing, bf16 without CPU support)."""
     checkInference(engine, precision)
+    if BACKEND == "jax":
+        return _resolveForJax(engine, precision)
     if engine == "auto":
         engine = "openvino" if ov is not None else "tensorflow"
     if engine == "openvino" and ov is None:
@@ -90,6 +103,17 @@ def resolve(engine: str, precision: str) -> tuple[str, str]:
         raise EngineUnavailable("INFERENCE_PRECISION='bf16' but this CPU has no native bfloat16 support; "
                                 "use 'f32' or 'auto'")
     return engine, precision
+
+
+def _resolveForJax(engine: str, precision: str) -> tuple[str, str]:
+    """With the JAX backend only its own engine runs, in float32."""
+    if engine != "auto":
+        raise EngineUnavailable(f"INFERENCE={engine!r} traces the network with TensorFlow, which Keras's JAX "
+                                "backend cannot; use INFERENCE='auto' (the JAX engine) or KERAS_BACKEND=tensorflow")
+    if precision == "bf16":
+        raise EngineUnavailable("INFERENCE_PRECISION='bf16' runs on OpenVINO, which needs Keras's TensorFlow "
+                                "backend; use 'f32' or 'auto' with KERAS_BACKEND=jax")
+    return "jax", "f32"
 
 
 class TensorFlowEngine:
@@ -187,10 +211,47 @@ class OpenVINOEngine:
 
 
 
+class JaxEngine:
+    """The Keras model's inference pass (`stateless_call`) compiled by XLA through
+    `jax.jit`, for Keras's JAX backend.  `refresh` takes the current weights (arrays
+    passed to the compiled call, so new weights cost no compilation).  Batches are
+    padded to the next power of two, so a search's varying batch sizes compile a
+    handful of shapes, not one per size."""
+
+    name, precision = "jax", "f32"
+    lanes = 2
+    """Two lanes, as with TensorFlow: XLA's call releases the GIL, so one lane's search
+    overlaps the other's network call."""
+
+    def __init__(self, keras_model, input_dim: tuple):
+        trainable = len(keras_model.trainable_variables)
+
+        def forward(values, x):
+            outputs, _ = keras_model.stateless_call(values[:trainable], values[trainable:], x, training=False)
+            return outputs
+
+        self._forward = jax.jit(forward)
+        self._values: list | None = None
+
+    def refresh(self, keras_model) -> None:
+        """Take `keras_model`'s current weights."""
+        self._values = [v.value for v in keras_model.trainable_variables + keras_model.non_trainable_variables]
+
+    def run(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values (n,), logits (n, 42)) for model inputs `x`."""
+        n = len(x)
+        padded = np.zeros((1 << max(n - 1, 0).bit_length(), *x.shape[1:]), dtype=np.float32)
+        padded[:n] = x
+        value, logits = self._forward(self._values, padded)
+        return np.asarray(value)[:n, 0], np.asarray(logits)[:n]
+
+
 def makeEngine(keras_model, input_dim: tuple, engine: str = "auto", precision: str = "auto"):
     """The engine `engine` / `precision` (config values, "auto" resolved for this
-    machine) for `keras_model`, not yet refreshed."""
+    machine and Keras backend) for `keras_model`, not yet refreshed."""
     engine, precision = resolve(engine, precision)
+    if engine == "jax":
+        return JaxEngine(keras_model, input_dim)
     if engine == "tensorflow":
         return TensorFlowEngine(keras_model, input_dim)
     return OpenVINOEngine(keras_model, input_dim, precision)
