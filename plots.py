@@ -1,14 +1,20 @@
-"""Plots of a run's progress (its metrics.jsonl) and of ratings (`ratings.rateVersions`)."""
+"""Plots of a run's progress (its metrics.jsonl), its learning curve (Pons' sets and whole
+games against the solver), a losing move of a whole game, and ratings
+(`ratings.rateVersions`)."""
 
 from __future__ import annotations
 
 from typing import Callable
 
+import json
+
 import matplotlib.pyplot as plt
 
+import boards
 import evaluation
 import runs
 import storage
+from game import GameState, columnOf
 
 
 def _series(rows: list[dict], read: Callable[[dict], float | None]) -> tuple[list[int], list[float]]:
@@ -80,16 +86,34 @@ def _perVersion(rows: list[dict]) -> list[dict]:
     return sorted(chosen.values(), key=lambda r: r["hours"])
 
 
+def wholeGameCurve(run_folder) -> list[dict]:
+    """One row per whole-game record of the run (`make perfect`) whose version was a
+    best version: version, sims, the training hours it had had when promoted, and the
+    shares of won, drawn and all starts kept (None where it played no such start)."""
+    hours = runs.promotionHours(runs.readMetrics(run_folder))
+    rows = []
+    for path in storage.whole_games_records(run_folder):
+        record = json.loads(path.read_text())
+        if record["version"] not in hours:
+            continue
+        summary = record["summary"]
+        rows.append({"version": record["version"], "sims": record["sims"], "hours": hours[record["version"]][1],
+                     **{name: summary[name]["share"] if name in summary else None for name in ("won", "drawn", "all")}})
+    return sorted(rows, key=lambda r: (r["sims"], r["hours"]))
+
+
 def plotCurve(run_folder):
     """The learning curve against hours of training: the mistake rates of the run's
-    best version on its own benchmark set after each iteration (metrics.jsonl), and
-    on each of Pons' sets per scored version (curve.jsonl, written by `make curve`):
-    the agent at the most simulations any row used, the raw network from every
-    version; a version scored more than once shows its largest sample.  The caller
-    closes the figure."""
+    best version on its own benchmark set after each iteration (metrics.jsonl); on
+    each of Pons' sets per scored version (curve.jsonl, written by `make curve`): the
+    agent at the most simulations any row used, the raw network from every version
+    (a version scored more than once shows its largest sample); and the share of its
+    won and drawn starts each version kept in whole games against the solver
+    (`make perfect`, at the most simulations any record used).  The caller closes
+    the figure."""
 
     rows = runs.readMetrics(run_folder)
-    fig, (own_ax, pons_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, (own_ax, pons_ax, games_ax) = plt.subplots(1, 3, figsize=(17, 4.2))
     hours = runs.trainingHours(rows)
     for key, label in (("mistake_rate", "agent"), ("network_mistake_rate", "raw network")):
         points = [(h, 100 * r[key]) for h, r in zip(hours, rows) if r[key] is not None]
@@ -105,9 +129,45 @@ def plotCurve(run_folder):
                      color=line.get_color())
     pons_ax.set_title(f"Pons' sets: agent at {sims} simulations (solid), raw network (dotted)")
     for ax in (own_ax, pons_ax):
-        ax.set_xlabel("hours of training")
         ax.set_ylabel("% mistakes against perfect play")
-        ax.legend(fontsize=8)
+    _plotWholeGames(games_ax, wholeGameCurve(run_folder))
+    for ax in (own_ax, pons_ax, games_ax):
+        ax.set_xlabel("hours of training")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _plotWholeGames(ax, rows: list[dict]) -> None:
+    sims = max((r["sims"] for r in rows), default=0)
+    rows = [r for r in rows if r["sims"] == sims]
+    for key, label in (("won", "won starts kept"), ("drawn", "drawn starts kept"), ("all", "all")):
+        points = [(r["hours"], 100 * r[key]) for r in rows if r[key] is not None]
+        ax.plot([h for h, _ in points], [k for _, k in points], marker="o", label=label,
+                linestyle="--" if key == "all" else "-")
+    ax.set_title(f"whole games against the solver ({sims} simulations)" if rows
+                 else "whole games against the solver: none scored yet (make perfect)")
+    ax.set_ylabel("% of starts kept")
+
+
+def plotMistake(mistake: evaluation.Mistake):
+    """A losing move of a whole game (a `Mistake` of a record, `evaluation.readWholeGames`):
+    the position before it with the search's visit shares above the columns, and the
+    position after it, the move ringed; the titles give the ply, the solver's verdict
+    and the columns that would have kept the value."""
+    before = GameState.fromMoves(mistake.moves)
+    action = next(a for a in before.allowedActions if columnOf(a) == mistake.column - 1)
+    after, _, _ = before.takeAction(action)
+    visits = {row["column"]: row["N"] for row in mistake.table or []}
+    total = sum(visits.values())
+    shares = ([visits[c + 1] / total if c + 1 in visits else None for c in range(7)] if total else None)
+    fig = boards.newFigure((7.4, 3.8))
+    outcome = {1: "won", 0: "drawn", -1: "lost"}
+    boards.drawBoard(fig.add_subplot(1, 2, 1), before, None, shares,
+                     f"ply {mistake.ply}: visit shares; {outcome[mistake.before]} for the player to move")
+    boards.drawBoard(fig.add_subplot(1, 2, 2), after, action, None, f"played {mistake.column}: now {outcome[mistake.after]} "
+                           f"(keeping: {', '.join(map(str, mistake.keeping))})")
     fig.tight_layout()
     return fig
 

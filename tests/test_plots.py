@@ -70,3 +70,62 @@ def test_plot_ratings_draws_each_player_with_its_interval():
     bars = ax.containers[0].lines[2][0].get_segments()
     assert [tuple(segment[:, 1]) for segment in bars] == [(170.0, 330.0), (0.0, 0.0)]
     plt.close(fig)
+
+
+# -- whole games against the solver: the curve's third panel and a losing move ------------------------
+def _leftmostGames(count: int = 3):
+    """Whole games of a player that always plays the leftmost legal column (it loses
+    its won starts), from seeded starts."""
+    from agent import searchWithoutNetwork
+    import evaluation
+
+    class Leftmost:
+        def actSteps(self, state, tau, noise=False):
+            return searchWithoutNetwork(lambda s, t: (s.allowedActions[0], None, None, None), state, tau)
+
+    return evaluation.playAgainstSolver(lambda i: Leftmost(), evaluation.gameStarts(count, count, 4, seed=2), seed=2)
+
+
+def test_the_curve_draws_the_kept_share_of_each_scored_best_version(tmp_path):
+    import evaluation
+
+    writeMetrics(tmp_path, [{"iteration": 1, "best_player_version": 2, "promoted": True, "mistake_rate": None,
+                             "network_mistake_rate": None},
+                            {"iteration": 2, "best_player_version": 2, "promoted": False, "mistake_rate": None,
+                             "network_mistake_rate": None}])
+    games = _leftmostGames()
+    record = evaluation.wholeGameRecord(games, {"version": 2, "sims": 50})
+    path = storage.whole_games_path(tmp_path, 2, 50)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    never_best = evaluation.wholeGameRecord(games, {"version": 9, "sims": 50})
+    storage.whole_games_path(tmp_path, 9, 50).write_text(json.dumps(never_best))
+    rows = plots.wholeGameCurve(tmp_path)
+    assert [(r["version"], r["sims"]) for r in rows] == [(2, 50)]  # version 9 never was the best
+    assert rows[0]["won"] == record["summary"]["won"]["share"] and rows[0]["hours"] == pytest.approx(1 / 3600)
+    fig = plots.plotCurve(tmp_path)
+    games_ax = fig.axes[2]
+    won_line = games_ax.get_lines()[0]
+    assert list(won_line.get_ydata()) == [100 * record["summary"]["won"]["share"]]
+    assert "50 simulations" in games_ax.get_title()
+    plt.close(fig)
+
+
+def test_the_curve_says_when_no_whole_game_record_exists(tmp_path):
+    writeMetrics(tmp_path, [{"iteration": 1, "best_player_version": 1, "promoted": False, "mistake_rate": None,
+                             "network_mistake_rate": None}])
+    fig = plots.plotCurve(tmp_path)
+    assert "none scored yet" in fig.axes[2].get_title()
+    plt.close(fig)
+
+
+def test_a_losing_move_is_drawn_before_and_after(tmp_path):
+    lost = next(game for game in _leftmostGames() if game.mistakes)
+    mistake = lost.mistakes[0]
+    fig = plots.plotMistake(mistake)
+    before_ax, after_ax = fig.axes
+    assert f"ply {mistake.ply}" in before_ax.get_title()
+    assert f"played {mistake.column}" in after_ax.get_title()
+    ringed = [[p for p in ax.patches if p.get_linewidth() == 3] for ax in (before_ax, after_ax)]
+    assert len(ringed[0]) == 0 and len(ringed[1]) == 1  # the move, ringed after it
+    plt.close(fig)
