@@ -92,6 +92,11 @@ def whole_games_path(run_folder, version: int, sims: int) -> Path:
     return Path(run_folder) / "perfect" / f"{model_name(version)}-sims{sims}.json"
 
 
+def whole_games_records(run_folder) -> list[Path]:
+    """The run's whole-game benchmark records (`whole_games_path`), by name."""
+    return sorted((Path(run_folder) / "perfect").glob("version*-sims*.json"))
+
+
 def logs_folder(run_folder) -> Path:
     return Path(run_folder) / "logs"
 
