@@ -177,6 +177,13 @@ class OpenVINOEngine:
 
     def refresh(self, keras_model) -> None:
         """Compile the network with `keras_model`'s current weights."""
+        self._compiled = _openvinoCore().compile_model(self.boundModel(keras_model), "CPU", {
+            "INFERENCE_PRECISION_HINT": self.precision, "INFERENCE_NUM_THREADS": self.threads,
+            "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"})
+
+    def boundModel(self, keras_model):
+        """The converted network with `keras_model`'s current weights bound as
+        constants: an OpenVINO model whose one input is the positions."""
         weights = [np.asarray(w) for w in keras_model.trainable_variables + keras_model.non_trainable_variables]
         bound = self._template.clone()
         parameters = bound.get_parameters()
@@ -187,9 +194,7 @@ class OpenVINOEngine:
         for parameter in parameters[1:]:
             bound.remove_parameter(parameter)
         bound.validate_nodes_and_infer_types()
-        self._compiled = _openvinoCore().compile_model(bound, "CPU", {
-            "INFERENCE_PRECISION_HINT": self.precision, "INFERENCE_NUM_THREADS": self.threads,
-            "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"})
+        return bound
 
     def _request(self):
         """This thread's inference request for the current compilation."""
