@@ -25,8 +25,12 @@ train: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) -m pytest
 
+# The iteration benchmark's baseline: main when the issue to halve the iteration was filed.
+BASELINE ?= 3851c5d
+
 bench: $(VENV)/.installed
 	$(PY) benchmarks/selfplay.py
+	$(PY) benchmarks/iteration.py --baseline $(BASELINE)
 
 bench-workers: $(VENV)/.installed
 	$(PY) benchmarks/workers.py
