@@ -44,3 +44,33 @@ def test_a_replay_of_other_games_is_refused(tiny_cfg):
     _, _, calls = selfplay.recordedSelfplay(played, cfg)
     with pytest.raises(RuntimeError, match="not the same games"):
         selfplay.replayedSearchSeconds(calls, cfg.replace(EPISODES=cfg.EPISODES + 1), pause=False)
+
+
+# -- the iteration benchmark (benchmarks/iteration.py) ---------------------------------------------
+def test_iteration_medians_leave_out_the_first_iteration():
+    from benchmarks import iteration
+    seconds = [{"selfplay": 50.0, "retrain": 9.0, "tournament": 1.0, "evaluation": 8.0, "save": 1.0},
+               {"selfplay": 6.0, "retrain": 5.0, "tournament": 2.0, "save": 0.5},
+               {"selfplay": 8.0, "retrain": 3.0, "tournament": 2.0, "evaluation": 3.0, "save": 0.5},
+               {"selfplay": 7.0, "retrain": 4.0, "tournament": 2.0, "save": 0.5}]
+    medians = iteration.medians(seconds)
+    assert medians["selfplay"] == 7.0 and medians["retrain"] == 4.0 and medians["evaluation"] == 0.0
+    assert medians["total"] == pytest.approx(7.0 + 4.0 + 2.0 + 0.0 + 0.5)
+    text = iteration.table({"base": medians, "new": {**medians, "selfplay": 3.5, "total": medians["total"] - 3.5}})
+    assert "0.50" in text.splitlines()[1]  # self-play's ratio, new to base
+    assert "self-play's share (new): 35%" in text
+
+
+def test_iteration_benchmark_times_a_resumed_copy_and_leaves_the_run_alone(tiny_cfg, tmp_path):
+    import funcs
+    from benchmarks import iteration
+    import runs
+    cfg = tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "run"), RUN_ARCHIVE_FOLDER=str(tmp_path / "archive"),
+                           MCTS_SIMS=4, EVAL_POSITIONS=2, EVAL_SIMS=4, MIN_MEMORY_SIZE=32,
+                           LOGGERS={name: False for name in tiny_cfg.LOGGERS})
+    funcs.train(1, cfg, progress=False, say=lambda text: None)
+    before = (tmp_path / "run" / "metrics.jsonl").read_text()
+    copy = iteration.copyRun(tmp_path / "run", tmp_path / "scratch")
+    seconds = iteration.timeIterations(iteration.ROOT, copy, 2)
+    assert len(seconds) == 2 and all(row["selfplay"] > 0 for row in seconds)
+    assert len(runs.readMetrics(copy)) == 3 and (tmp_path / "run" / "metrics.jsonl").read_text() == before
