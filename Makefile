@@ -56,10 +56,11 @@ notebook: $(VENV)/.installed
 export: $(VENV)/.installed
 	$(PY) -m export
 
-# Stage the shipped run's resumable state (runs.resumeFiles) in place of what git held of it;
-# then `git commit`. Pause its training first: a finishing iteration would change the files.
+# Stage the shipped run's resumable state (runs.resumeFiles) and its whole-game records in place of
+# what git held of it; then `git commit`. Pause its training first: a finishing iteration would
+# change the files.
 ship-run: $(VENV)/.installed
 	@if pgrep -f "[f]uncs --preset strong" >/dev/null; then echo "the strong run is training: stop it first"; exit 1; fi
 	git rm -r -q --cached --ignore-unmatch $(SHIPPED_RUN)
-	git add -f $$($(PY) -c "import runs; print(*runs.resumeFiles('$(SHIPPED_RUN)'))")
+	git add -f $$($(PY) -c "import runs; print(*runs.resumeFiles('$(SHIPPED_RUN)'))") $(wildcard $(SHIPPED_RUN)/perfect/*.json)
 	git status --short $(SHIPPED_RUN)
