@@ -1,6 +1,6 @@
 """The compiled build: setup.py compiles game.py and MCTS.py (the rules and the search,
 self-play's hot loop) to C extensions with mypyc at install, from the same typed source.
-An extension sits beside its source and is imported in its place (README, Performance).
+An extension sits beside its source and is imported in its place (docs/performance.md).
 
 Editing a compiled module's source leaves the old extension in place, which would run the
 old code; `refuseStaleCopy` makes such an import fail, saying how to rebuild."""

@@ -93,7 +93,7 @@ class Gen_Model:
         mini-batches of `batch_size`, like Keras `fit`, whose History it returns (the
         per-epoch means of the losses).  Without validation or verbose output, the
         steps are `train_on_batch` calls: Keras `fit` spends 12-16% of a small fit's
-        time setting itself up (10 default fits: 7.0-7.3 s against 5.9-6.6 s, README);
+        time setting itself up (10 default fits: 7.0-7.3 s against 5.9-6.6 s, docs/performance.md);
         the shuffle draws from numpy's seeded global generator."""
         self.weightsChanged()
         if validation_split or verbose:
