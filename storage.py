@@ -89,7 +89,7 @@ def curve_path(run_folder) -> Path:
 def whole_games_path(run_folder, version: int, sims: int) -> Path:
     """The whole-game benchmark's record of a version at `sims` simulations
     (benchmarks/perfect.py): measurement only, training never reads it."""
-    return Path(run_folder) / "perfect" / f"{model_name(version)}-sims{sims}.json"
+    return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}.json"
 
 
 def whole_games_records(run_folder) -> list[Path]:

@@ -129,3 +129,11 @@ def test_a_losing_move_is_drawn_before_and_after(tmp_path):
     ringed = [[p for p in ax.patches if p.get_linewidth() == 3] for ax in (before_ax, after_ax)]
     assert len(ringed[0]) == 0 and len(ringed[1]) == 1  # the move, ringed after it
     plt.close(fig)
+
+
+def test_whole_game_records_are_named_by_version_and_simulations(tmp_path):
+    path = storage.whole_games_path(tmp_path, 7, 600)
+    assert path == tmp_path / "perfect" / "version0007-sims600.json"
+    path.parent.mkdir()
+    path.write_text("{}")
+    assert storage.whole_games_records(tmp_path) == [path]
