@@ -46,6 +46,22 @@ def _is_positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
+def _is_finite_number(value) -> bool:
+    """True for an int or float that is a finite float (an int beyond float's range,
+    which JSON allows, is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+INT_LIMIT = 2**31
+"""Every integer setting stays below this: numpy seeds and the C integers below numpy,
+Keras and Python's deque are 32- or 64-bit, and no setting needs more."""
+
+
 def _with_tuple_kernel(layer):
     """A layer entry with its kernel_size as a tuple (JSON gives a list); anything
     malformed is returned as it is, for `validate` to name."""
@@ -205,6 +221,13 @@ class Config:
     """Rotated copies kept per log."""
     MEMORY_SNAPSHOTS_KEPT: int = 3
     """Memory snapshots kept in the run folder (older ones are deleted)."""
+    TENSORBOARD: bool = field(default=False, compare=False)
+    """Write each iteration's metrics row (losses, tournament scores, promotion,
+    mistake rates, phase seconds...) as TensorBoard scalars to <run folder>/tensorboard/,
+    step = iteration, so that `tensorboard --logdir` shows the run beside other Keras
+    runs; metrics.jsonl stays the record.  Like WORKERS it is taken from the config
+    given to training, also when a run is resumed: it changes what is written beside
+    the run, not how the run learns, so two configs that differ only in it are equal."""
 
     def __post_init__(self) -> None:
         if isinstance(self.HIDDEN_CNN_LAYERS, (list, tuple)):
@@ -240,15 +263,15 @@ class Config:
                 raise ConfigError(f"{name} must be positive, got {value}")
             if value < 0:
                 raise ConfigError(f"{name} must not be negative, got {value}")
+            if value >= INT_LIMIT:
+                raise ConfigError(f"{name} must be below 2**31 (numpy seeds and C integers are 32-bit), got {value}")
         if self.RANDOM_OPENING_MOVES > 20:
             raise ConfigError(f"RANDOM_OPENING_MOVES must be at most 20 (games of random moves teach nothing; "
                               f"a random game is often over by then), got {self.RANDOM_OPENING_MOVES}")
-        if self.SEED >= 2**31:
-            raise ConfigError(f"SEED must be below 2**31 (numpy seeds are 32-bit), got {self.SEED}")
         for name in ["CPUCT", "EPSILON", "ALPHA", "REG_CONST", "LEARNING_RATE", "MOMENTUM",
                      "SCORING_THRESHOLD", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE", "VALUE_TARGET_Q_WEIGHT"]:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if not _is_finite_number(value):
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if self.CPUCT <= 0:
             raise ConfigError(f"CPUCT must be positive, got {self.CPUCT}")
@@ -280,8 +303,9 @@ class Config:
             raise ConfigError(f"GUMBEL_C_SCALE must be positive, got {self.GUMBEL_C_SCALE}")
         if not 0 <= self.VALUE_TARGET_Q_WEIGHT <= 1:
             raise ConfigError(f"VALUE_TARGET_Q_WEIGHT must lie in [0, 1], got {self.VALUE_TARGET_Q_WEIGHT}")
-        if not isinstance(self.MERGE_DUPLICATES, bool):
-            raise ConfigError(f"MERGE_DUPLICATES must be True or False, got {self.MERGE_DUPLICATES!r}")
+        for name in ["MERGE_DUPLICATES", "TENSORBOARD"]:
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
         checkInference(self.INFERENCE, self.INFERENCE_PRECISION)
         if self.RAY_ADDRESS is not None and (not isinstance(self.RAY_ADDRESS, str) or not self.RAY_ADDRESS.strip()):
             raise ConfigError(f"RAY_ADDRESS must be None (a local Ray) or a cluster address such as "
@@ -289,8 +313,11 @@ class Config:
         self._validate_layers()
         self._validate_schedule()
         for name in ["RUN_FOLDER", "RUN_ARCHIVE_FOLDER"]:
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ConfigError(f"{name} must be a non-empty path string, got {getattr(self, name)!r}")
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{name} must be a non-empty path string, got {value!r}")
+            if "\0" in value:
+                raise ConfigError(f"{name} must not hold a NUL character (no path does), got {value!r}")
         if not isinstance(self.LOGGERS, dict):
             raise ConfigError(f"LOGGERS must be a dict of logger name -> bool, got {self.LOGGERS!r}")
         unknown = set(self.LOGGERS) - set(LOGGER_NAMES)
@@ -307,8 +334,7 @@ class Config:
         previous = 0
         for i, step in enumerate(schedule):
             ok = (isinstance(step, list) and len(step) == 2 and _is_positive_int(step[0])
-                  and not isinstance(step[1], bool) and isinstance(step[1], (int, float))
-                  and math.isfinite(step[1]) and step[1] > 0)
+                  and _is_finite_number(step[1]) and step[1] > 0)
             if not ok:
                 raise ConfigError(f"LEARNING_RATE_SCHEDULE[{i}] must be [iteration (positive int), "
                                   f"rate (positive number)], got {step!r}")
@@ -364,21 +390,23 @@ class Config:
         return json.dumps(self.as_dict(), indent=2, sort_keys=True)
 
     @classmethod
-    def from_json_file(cls, path: Path | str) -> "Config":
-        """Read a config archived in a run folder; errors name the file."""
+    def from_json_file(cls, path: Path | str, way_out: str = "restore it or start a new run") -> "Config":
+        """Read a config archived in a run folder; errors name the file and `way_out`."""
         path = Path(path)
         try:
             values = json.loads(path.read_text())
         except FileNotFoundError:
-            raise ConfigError(f"config file {path} does not exist") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"config file {path} is corrupt ({exc}); restore it or start a new run") from None
+            raise ConfigError(f"config file {path} does not exist; {way_out}") from None
+        except (ValueError, RecursionError) as exc:  # not JSON, not text, a number too long, nested too deep
+            raise ConfigError(f"config file {path} is corrupt ({str(exc)[:200]}); {way_out}") from None
+        except OSError as exc:
+            raise ConfigError(f"config file {path} cannot be read ({exc.strerror or exc}); {way_out}") from None
         if not isinstance(values, dict):
-            raise ConfigError(f"config file {path} does not hold a JSON object")
+            raise ConfigError(f"config file {path} does not hold a JSON object; {way_out}")
         try:
             return cls.from_dict(values)
         except ConfigError as exc:
-            raise ConfigError(f"config file {path}: {exc}") from None
+            raise ConfigError(f"config file {path}: {exc}; {way_out}") from None
 
     def path(self, name: str) -> Path:
         """RUN_FOLDER or RUN_ARCHIVE_FOLDER as an absolute path."""
@@ -397,7 +425,7 @@ STRONG = DEFAULT.replace(
     LEARNING_RATE_SCHEDULE=[[150, 0.002], [1400, 0.0005]],
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
     EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=600,
-    RUN_FOLDER="run_archive/connect4/run0002")
+    TENSORBOARD=True, RUN_FOLDER="run_archive/connect4/run0002")
 """The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
 `cfg = config.STRONG` in the notebook).  What it changes, and why:
 - Gumbel AlphaZero root search with 32 simulations: it improves the policy with few
@@ -418,6 +446,7 @@ STRONG = DEFAULT.replace(
   set had stayed flat for some 200 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
 - Against people it searches 600 simulations (PLAY_SIMS), as measured on Pons' sets.
+- Its iterations' scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours.
 - It trains the project's shipped run in place: run_archive/connect4/run0002, the
   tutorial's archive format, which `initialise.py` and the play cells start from."""
 

@@ -145,13 +145,14 @@ class Gen_Model:
 
     def loadWeights(self, path, way_out: str = "resume from an earlier version (initialise.py)") -> None:
         """Take the weights of the .keras file at `path` (loaded in safe mode).  A
-        missing or damaged file, or one whose layers do not fit this network (a config
-        that does not match the run), raises RunFileError naming the file."""
+        missing or damaged file raises RunFileError naming the file and what is wrong
+        with it; one whose layers do not fit this network (a config that does not match
+        the run) raises its kind, ModelMismatchError."""
         saved = storage.load_model(path, way_out)
         try:
             self.setWeightsFrom(saved)
         except ValueError as exc:
-            raise storage.RunFileError(
+            raise storage.ModelMismatchError(
                 f"model file {path} does not fit the network built from the config (are its "
                 f"HIDDEN_CNN_LAYERS different?): {str(exc)[:200]}; use the config.json of the run the "
                 f"model comes from") from None

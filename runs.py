@@ -4,9 +4,11 @@ the players its saved versions make.
 A run lives in its folder (see `storage` for the layout).  `openRun` resumes the run
 a folder holds, with the config it was started with, or starts one (from scratch or
 from an archived run); resuming removes what a killed run left unrecorded and falls
-back to older memory snapshots when the newest is damaged.  `funcs.train` drives the
-iterations of the `RunState` this returns; the RunState methods write what an
-iteration produced in the order the resume code relies on.
+back to older memory snapshots when the newest is damaged.  A folder that holds any
+file of a run is never started afresh: without its checkpoint the run is rebuilt
+from what is there (`rebuildCheckpoint`), or refused with the way out.
+`funcs.train` drives the iterations of the `RunState` this returns; the RunState
+methods write what an iteration produced in the order the resume code relies on.
 
 `versionPlayer` is the one place that turns "version v of the run in folder F" into a
 player (the run's best version, a saved one, an untrained network or a human), with
@@ -16,10 +18,12 @@ the network built from that run's own config.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
 import keras
+import tensorflow as tf
 
 import evaluation
 import loggers as lg
@@ -54,6 +58,8 @@ class RunState:
         self.bestEvaluation: tuple[int, dict] | None = None
         """(version, mistake rates) of the last evaluation against perfect play: a
         version that was not replaced keeps its rates without being scored again."""
+        self._summaries = None
+        """The TensorBoard writer (TENSORBOARD), opened by the first row it writes."""
 
     def benchmark(self) -> list[GameState]:
         """The run's seeded set of EVAL_POSITIONS positions scored against perfect play
@@ -100,6 +106,33 @@ class RunState:
         for old in storage.memory_snapshots(self.folder)[:-self.cfg.MEMORY_SNAPSHOTS_KEPT]:
             if old != iteration:
                 storage.memory_path(self.folder, old).unlink(missing_ok=True)
+        if self.cfg.TENSORBOARD:
+            self.writeScalars(iteration, row)
+
+    def writeScalars(self, iteration: int, row: dict) -> None:
+        """Write the numbers of a metrics row (`scalars`) as TensorBoard scalars of step
+        `iteration`, under <run folder>/tensorboard/.  After the checkpoint: a kill in
+        between loses one step of the view, never repeats one."""
+        if self._summaries is None:
+            self._summaries = tf.summary.create_file_writer(str(storage.tensorboard_folder(self.folder)))
+        with self._summaries.as_default(step=iteration):
+            for tag, value in scalars(row):
+                tf.summary.scalar(tag, value)
+        self._summaries.flush()
+
+
+def scalars(row: dict, prefix: str = "") -> list[tuple[str, float]]:
+    """The numbers of a metrics row as (tag, value), by tag: nested entries tagged
+    'scores/current_player', 'seconds/selfplay'; True / False as 1 / 0; entries
+    without a value (None) and the iteration (the step) left out."""
+    found = []
+    for key, value in sorted(row.items()):
+        tag = prefix + key
+        if isinstance(value, dict):
+            found += scalars(value, tag + "/")
+        elif isinstance(value, (bool, int, float)) and tag != "iteration":
+            found.append((tag, float(value)))
+    return found
 
 
 def runConfig(run_folder, fallback: Config | None = None) -> Config:
@@ -212,7 +245,8 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | 
 
 
 _METRICS_WAY_OUT = ("delete that line (metrics are a record; training reads them only for the time a run has "
-                    "trained, which `--hours` counts, and that line's iteration no longer counts)")
+                    "trained, which `--hours` counts, and to rebuild a lost checkpoint; that line's iteration no "
+                    "longer counts)")
 
 
 def readMetrics(folder) -> list[dict]:
@@ -221,10 +255,18 @@ def readMetrics(folder) -> list[dict]:
     path = storage.metrics_path(folder)
     rows = storage.read_json_lines(path, "metrics file", _METRICS_WAY_OUT)
     for number, row in enumerate(rows, start=1):
-        if (not isinstance(row, dict) or not isinstance(row.get("iteration"), int)
-                or not isinstance(row.get("seconds"), dict)):
+        if not isMetricsRow(row):
             raise storage.RunFileError(f"metrics file {path}: row {number} is not a metrics row; {_METRICS_WAY_OUT}")
     return rows
+
+
+def isMetricsRow(row) -> bool:
+    """Whether `row` holds what runs reads of a metrics row: iteration (an integer >=
+    0), best_player_version (an integer >= 1) and seconds (phase -> finite seconds)."""
+    return (isinstance(row, dict) and _isInt(row.get("iteration")) and row["iteration"] >= 0
+            and _isInt(row.get("best_player_version")) and row["best_player_version"] >= 1
+            and isinstance(row.get("seconds"), dict)
+            and all(_isInt(v) or (isinstance(v, float) and math.isfinite(v)) for v in row["seconds"].values()))
 
 
 def trainingHours(rows: list[dict]) -> list[float]:
@@ -254,10 +296,13 @@ def readCurve(folder) -> list[dict]:
                                    "scores a version again)")
 
 
-def _networks(cfg: Config, folder: Path):
+def _network(cfg: Config, folder: Path) -> Residual_CNN:
     env = Game()
-    return (Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder),
-            Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder))
+    return Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder)
+
+
+def _networks(cfg: Config, folder: Path):
+    return _network(cfg, folder), _network(cfg, folder)
 
 
 def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_model_version: int | None = None,
@@ -265,35 +310,66 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
     """Resume the run in the run folder, start one from an archived run, or start anew.
 
     A run folder with a checkpoint is always resumed with its own config.json (a
-    different `cfg` is reported and ignored).  Otherwise (nothing started, or a start
-    cut short, which is redone) with `initial_run` the archived run's config, model
-    version and memory start the new run; else a new run starts from an untrained
-    network saved as version 1."""
+    different `cfg` is reported and ignored); one that lost its checkpoint is rebuilt
+    from what it holds (`rebuildCheckpoint`) and resumed the same way.  A folder that
+    holds nothing of a run, or only the config.json of a start cut short (redone with
+    that config), starts a run: with `initial_run` from the archived run's config,
+    model version and memory; else from an untrained network saved as version 1.
+    TENSORBOARD, like WORKERS, is `cfg`'s in every case."""
     cfg = cfg or DEFAULT
     folder = cfg.path("RUN_FOLDER")
     start, run_cfg = startingPoint(cfg, initial_run)
-    if start == "resume":
+    run_cfg = run_cfg.replace(TENSORBOARD=cfg.TENSORBOARD)
+    if start in ("resume", "rebuild"):
         if run_cfg.replace(RUN_FOLDER=cfg.RUN_FOLDER, WORKERS=cfg.WORKERS, RAY_ADDRESS=cfg.RAY_ADDRESS) != cfg:
             say(f"{folder} already holds a run: resuming it with its own config.json "
                 "(move the folder away to start a new run with another config).")
+        if start == "rebuild":
+            rebuildCheckpoint(folder, run_cfg, say)
         return _resume(folder, run_cfg, say)
     if start == "archive":
         return _startFromArchive(folder, run_cfg, initial_run, initial_model_version, initial_memory_version, say)
-    return _startNew(folder, cfg, say)
+    if start == "restart":
+        say(f"{folder} holds only the config.json of a start cut short: starting the run with it.")
+    return _startNew(folder, run_cfg, say)
 
 
 def startingPoint(cfg: Config, initial_run: int | None = None) -> tuple[str, Config]:
     """What training with `cfg` does in cfg's run folder, and the config it then uses:
     ("resume", the run's own config.json) when the folder holds a run (a checkpoint);
-    else ("archive", archived run `initial_run`'s config) when starting from one; else
-    ("new", cfg).  The configs returned write to cfg's run folder."""
+    ("rebuild", its config.json) when it holds files of a run (`storage.run_files`)
+    but no checkpoint; else ("archive", archived run `initial_run`'s config) when
+    starting from one; else ("restart", its config.json) when the folder holds only
+    that (a new start cut short); else ("new", cfg).  A folder with files of a run but
+    no config.json is refused (RunFileError).  The configs returned write to cfg's run
+    folder."""
     folder = cfg.path("RUN_FOLDER")
-    if storage.checkpoint_path(folder).exists():
-        return "resume", Config.from_json_file(storage.config_path(folder)).replace(RUN_FOLDER=str(folder))
+    files = set(storage.run_files(folder))
+    config = storage.config_path(folder)
+    if storage.checkpoint_path(folder) in files:
+        return "resume", folderConfig(folder)
+    if files - {config}:
+        return "rebuild", folderConfig(folder)
     if initial_run is not None:
         return "archive", Config.from_json_file(storage.config_path(runFolder(cfg, initial_run))).replace(
             RUN_FOLDER=str(folder), RUN_ARCHIVE_FOLDER=cfg.RUN_ARCHIVE_FOLDER)
+    if files:
+        return "restart", folderConfig(folder)
     return "new", cfg
+
+
+def folderConfig(folder: Path) -> Config:
+    """The config.json of the run in `folder`, writing to `folder`; a missing or damaged
+    one raises RunFileError or ConfigError naming it and the way out (a run is never
+    started afresh over its own files)."""
+    path = storage.config_path(folder)
+    way_out = (f"restore it (the config the run was started with), or move the run folder {folder} away to start "
+               "a new run")
+    if not path.exists():
+        held = ", ".join(str(file.relative_to(folder)) for file in storage.run_files(folder)[:5])
+        raise storage.RunFileError(f"config file {path} is missing, beside files of a run ({held}); the run is "
+                                   f"built from it: {way_out}")
+    return Config.from_json_file(path, way_out).replace(RUN_FOLDER=str(folder))
 
 
 def _startNew(folder: Path, cfg: Config, say) -> RunState:
@@ -313,15 +389,79 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     best_NN, current_NN = _networks(cfg, folder)
     version = checkpoint["best_player_version"]
     _removeLeftovers(folder, version, say)
-    best_NN.loadWeights(storage.model_path(folder, version), way_out=(
-        f"set best_player_version in {storage.checkpoint_path(folder)} to an intact saved version "
-        f"(saved: {savedVersionsList(folder)})"))
+    _loadBest(best_NN, folder, version, f"set best_player_version in {storage.checkpoint_path(folder)} to an "
+                                        f"intact saved version (saved: {savedVersionsList(folder)})")
     _loadCurrentNetwork(current_NN, best_NN, folder, say)
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     _dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
         f"{version}, {len(memory)} positions in memory.")
     return RunState(folder, cfg, checkpoint["iteration"], version, memory, best_NN, current_NN, memory_iteration)
+
+
+def _loadBest(network, folder: Path, version: int, way_out: str) -> None:
+    """Load saved version `version` into `network`; a model that does not fit the
+    network built from the folder's config.json names that file too (one of the two
+    is not the run's)."""
+    try:
+        network.loadWeights(storage.model_path(folder, version), way_out)
+    except storage.ModelMismatchError as error:
+        raise storage.ModelMismatchError(f"{str(error).split('; ')[0]}; the network is built from "
+                                         f"{storage.config_path(folder)}: restore the config the run was started "
+                                         "with") from None
+
+
+def rebuildCheckpoint(folder: Path, cfg: Config, say) -> None:
+    """Write the checkpoint of a run folder that lost it (deleted, or a partial copy)
+    from what the folder holds, and say what was rebuilt.  The best version is the
+    newest saved version that loads (damaged newer ones are set aside); the iterations
+    done are the metrics rows' up to the first row that names a newer version (without
+    rows, the newest memory snapshot's); the memory is the newest snapshot no newer
+    than that (resuming falls back to older ones if it is damaged).  Raises
+    RunFileError with the way out when no saved version is intact."""
+    storage.remove_leftover_temp_files(folder)
+    best = _newestIntactVersion(folder, cfg, say)
+    rows = readMetrics(folder)
+    iteration = 0
+    for row in rows:
+        if row["best_player_version"] > best:
+            break
+        iteration = row["iteration"]
+    snapshots = storage.memory_snapshots(folder)
+    if not rows:
+        iteration = max(snapshots, default=0)
+    memory_iteration = max((i for i in snapshots if i <= iteration), default=None)
+    storage.write_json(storage.checkpoint_path(folder), {"iteration": iteration, "best_player_version": best,
+                                                         "memory_iteration": memory_iteration})
+    memory = ("no memory snapshot (memory starts empty)" if memory_iteration is None
+              else f"the memory snapshot of iteration {memory_iteration}")
+    dropped = (f"; the metrics rows after iteration {iteration} name newer versions and are dropped"
+               if rows and rows[-1]["iteration"] > iteration else "")
+    say(f"{folder} had no checkpoint.json: rebuilt it from what the folder holds: {iteration} iterations done "
+        f"({'metrics.jsonl' if rows else 'no metrics rows: the newest memory snapshot'}), best version {best} "
+        f"(the newest saved version that loads), {memory}{dropped}.")
+
+
+def _newestIntactVersion(folder: Path, cfg: Config, say) -> int:
+    """The newest saved version that loads into the network `cfg` builds; newer damaged
+    ones are set aside (`storage.set_aside`), said aloud.  None intact: RunFileError."""
+    network = _network(cfg, folder)
+    damaged = []
+    for version in reversed(storage.saved_versions(folder)):
+        try:
+            _loadBest(network, folder, version, "")
+        except storage.ModelMismatchError:
+            raise
+        except storage.RunFileError as error:
+            damaged.append((version, str(error).split("; ")[0]))
+            continue
+        for old, problem in damaged:
+            say(f"{problem}: set aside as {storage.set_aside(storage.model_path(folder, old)).name}.")
+        return version
+    problems = "; ".join(problem for _, problem in damaged) or f"{storage.model_path(folder, 1).parent} holds none"
+    raise storage.RunFileError(f"{folder} has no checkpoint.json and no intact saved version to rebuild it from "
+                               f"({problems}): restore checkpoint.json or a model file, or move the run folder away "
+                               "to start a new run")
 
 
 def _removeLeftovers(folder: Path, best_version: int, say) -> None:

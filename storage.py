@@ -15,7 +15,11 @@ Layout of a run folder::
     logs/                      main, memory, tourney, mcts, model logs (logger_NAME.log, rotated)
     models/versionNNNN.keras   every promoted network (version 1 = the initial one)
     models/current.keras       the current network, after its latest retraining
+    models/NAME.damaged        a version found damaged when a lost checkpoint was rebuilt
+                               (set aside: no run reads it)
     memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
+    tensorboard/               the metrics rows' scalars as TensorBoard event files (config
+                               TENSORBOARD; a view, training never reads it)
     .lock                      held by the process training in the folder
     model.png                  the network's drawing, made by the notebook (needs graphviz)
 """
@@ -28,6 +32,7 @@ import glob
 import json
 import os
 import tempfile
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -36,6 +41,11 @@ from typing import Callable
 class RunFileError(RuntimeError):
     """A file of a run is missing, truncated or corrupt; the message names it and the
     way out."""
+
+
+class ModelMismatchError(RunFileError):
+    """A model file loads, but its layers do not fit the network the config builds:
+    the model and the config come from different runs (or one of them is damaged)."""
 
 
 class RunLockedError(RuntimeError):
@@ -107,6 +117,12 @@ def log_path(run_folder, name: str) -> Path:
     return logs_folder(run_folder) / f"logger_{name}.log"
 
 
+def tensorboard_folder(run_folder) -> Path:
+    """Where the run's TensorBoard event files go (`tensorboard --logdir` this folder or
+    any folder above it)."""
+    return Path(run_folder) / "tensorboard"
+
+
 def model_plot_path(run_folder) -> Path:
     """The drawing of the network the notebook makes (where graphviz is installed)."""
     return Path(run_folder) / "model.png"
@@ -136,6 +152,27 @@ def saved_versions(run_folder) -> list[int]:
 def memory_snapshots(run_folder) -> list[int]:
     """Iterations whose memory snapshot is in a run folder, ascending."""
     return _numbered(Path(run_folder) / "memory", "memory", ".npz")
+
+
+def run_files(run_folder) -> list[Path]:
+    """The files of a run's record in a folder, whichever are there: config,
+    checkpoint, metrics, curve, whole-game records, saved versions, the current network,
+    memory snapshots (not logs, drawings or TensorBoard files, which are views).  A
+    folder holding any of them holds a run, which is never started afresh."""
+    folder = Path(run_folder)
+    named = [config_path(folder), checkpoint_path(folder), metrics_path(folder), curve_path(folder),
+             current_model_path(folder)]
+    return ([path for path in named if path.exists()] + whole_games_records(folder)
+            + [model_path(folder, v) for v in saved_versions(folder)]
+            + [memory_path(folder, i) for i in memory_snapshots(folder)])
+
+
+def set_aside(path) -> Path:
+    """Rename a damaged file of a run to NAME.damaged, where no run reads it (kept for
+    a person to look at, never overwritten by the file that takes its name); returns
+    the new path."""
+    path = Path(path)
+    return path.rename(path.with_name(path.name + ".damaged"))
 
 
 def archived_run(archive_folder, game: str, run_number: int) -> Path:
@@ -246,30 +283,40 @@ def read_json_lines(path, what: str, way_out: str) -> list:
     path = Path(path)
     if not path.exists():
         return []
-    try:
-        text = path.read_text()
-    except UnicodeDecodeError as exc:
-        raise RunFileError(f"{what} {path} is corrupt ({exc}); {way_out}") from None
     values = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_read_text(path, what, way_out).splitlines(), start=1):
         if not line.strip():
             continue
         try:
             values.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise RunFileError(f"{what} {path} line {number} is corrupt ({exc}); {way_out}") from None
+        except (ValueError, RecursionError) as exc:
+            raise RunFileError(f"{what} {path} line {number} is corrupt ({str(exc)[:200]}); {way_out}") from None
     return values
 
 
 def read_json(path, what: str, way_out: str):
     """Parse a JSON file, or raise RunFileError naming it and `way_out`."""
     path = Path(path)
+    text = _read_text(path, what, way_out)
+    if not text.strip():
+        raise RunFileError(f"{what} {path} is empty; {way_out}")
     try:
-        return json.loads(path.read_text())
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise RunFileError(f"{what} {path} is corrupt ({str(exc)[:200]}); {way_out}") from None
+
+
+def _read_text(path: Path, what: str, way_out: str) -> str:
+    """The text of a run's file, or RunFileError naming it: missing, unreadable, or not
+    UTF-8 text (bytes damaged on disk)."""
+    try:
+        return path.read_text()
     except FileNotFoundError:
         raise RunFileError(f"{what} {path} is missing; {way_out}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunFileError(f"{what} {path} is corrupt ({exc}); {way_out}") from None
+    except UnicodeDecodeError as exc:
+        raise RunFileError(f"{what} {path} is corrupt: not text ({exc}); {way_out}") from None
+    except OSError as exc:
+        raise RunFileError(f"{what} {path} cannot be read ({exc.strerror or exc}); {way_out}") from None
 
 
 def save_model(model, path) -> None:
@@ -280,17 +327,52 @@ def save_model(model, path) -> None:
 def load_model(path, way_out: str = "resume from an earlier version (initialise.py)"):
     """Load a .keras file in Keras safe mode (no code from the file is executed),
     uncompiled: its weights are all a run reads from it, so the loss it was trained
-    with is never needed."""
+    with is never needed.  A missing or damaged file raises RunFileError naming it,
+    what is wrong with it (`modelFileProblem`) and `way_out`."""
     import keras  # heavy: only reading or writing a network pays for it
 
     path = Path(path)
     if not path.exists():
         raise RunFileError(f"model file {path} is missing; {way_out}")
+    problem = modelFileProblem(path)
+    if problem:
+        raise RunFileError(f"model file {path} {problem}; {way_out}")
     try:
         return keras.models.load_model(path, compile=False, safe_mode=True)
     except Exception as exc:  # Keras raises many kinds for a damaged archive
         if "safe_mode" in str(exc):
             raise RunFileError(f"model file {path} holds code (e.g. a Lambda layer), which is never "
                                f"loaded; {way_out}") from None
-        raise RunFileError(f"model file {path} is truncated or corrupt ({type(exc).__name__}: "
-                           f"{str(exc)[:200]}); {way_out}") from None
+        raise RunFileError(f"model file {path} is truncated or corrupt: Keras cannot read it "
+                           f"({type(exc).__name__}: {str(exc)[:200]}); {way_out}") from None
+
+
+def modelFileProblem(path) -> str | None:
+    """What keeps the file at `path` from being a .keras archive, said after its name
+    (None: nothing found; Keras may still refuse it): empty, not a zip file (cut short,
+    or another kind of file), without a model's members, or with bytes changed on disk
+    (a member fails its checksum).  Keras itself says "File not found" for most of
+    these."""
+    size = Path(path).stat().st_size
+    if size == 0:
+        return "is empty (0 bytes): its write never happened or the file was emptied"
+    if not zipfile.is_zipfile(path):
+        return (f"is truncated or corrupt: {size} bytes that are not a .keras archive (a zip file), "
+                "a copy cut short or another kind of file")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            damaged = archive.testzip()
+    except Exception as exc:  # zipfile raises many kinds for a damaged archive
+        return f"is truncated or corrupt: a damaged zip archive ({type(exc).__name__}: {str(exc)[:200]})"
+    missing = [shown for start, shown in _KERAS_MEMBERS.items() if not any(n.startswith(start) for n in names)]
+    if missing:
+        return f"is truncated or corrupt: a zip file without the .keras archive's {' and '.join(missing)}"
+    if damaged is not None:
+        return f"is truncated or corrupt: its member {damaged} fails its checksum (bytes changed on disk)"
+    return None
+
+
+_KERAS_MEMBERS = {"config.json": "config.json", "model.weights.": "model.weights.h5"}
+"""The members every .keras archive holds, the architecture and the weights: the start
+of each name (the weights may also be model.weights.npz), and the name said."""

@@ -2,10 +2,14 @@
 makes, and what an iteration writes."""
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import funcs
+import loggers
 import runs
 import storage
 from agent import Agent, User
@@ -64,7 +68,7 @@ def test_an_iteration_is_recorded_row_then_checkpoint_and_old_snapshots_go(tiny_
     for iteration in (1, 2, 3):
         run.saveMemory(iteration)
         assert runs.readCheckpoint(run.folder)["memory_iteration"] == (iteration - 1 or None)
-        run.finishIteration(iteration, {"iteration": iteration, "seconds": {"selfplay": 1.0}})
+        run.finishIteration(iteration, {"iteration": iteration, "best_player_version": 1, "seconds": {"selfplay": 1.0}})
         assert runs.readCheckpoint(run.folder) == {"iteration": iteration, "best_player_version": 1,
                                                    "memory_iteration": iteration}
     assert storage.memory_snapshots(run.folder) == [2, 3]
@@ -101,9 +105,127 @@ def test_an_invalid_checkpoint_names_the_wrong_entry(tmp_path, values, message):
     assert runs.readCheckpoint(tmp_path)["best_player_version"] == 2
 
 
-@pytest.mark.parametrize("line", ['{"iteration": 2}', '[2]', '{"iteration": "2", "seconds": {}}'])
+@pytest.mark.parametrize("line", ['{"iteration": 2, "best_player_version": 1}', '[2]',
+                                  '{"iteration": "2", "best_player_version": 1, "seconds": {}}',
+                                  '{"iteration": 2, "seconds": {}}',
+                                  '{"iteration": 2, "best_player_version": 0, "seconds": {}}',
+                                  '{"iteration": 2, "best_player_version": 1, "seconds": {"selfplay": "3"}}',
+                                  '{"iteration": 2, "best_player_version": 1, "seconds": {"selfplay": NaN}}'])
 def test_a_metrics_row_that_is_not_one_is_named_with_the_way_out(tmp_path, line):
     folder = tmp_path / "run"
-    storage.write_text(storage.metrics_path(folder), '{"iteration": 1, "seconds": {"selfplay": 3.0}}\n' + line + "\n")
+    storage.write_text(storage.metrics_path(folder),
+                       '{"iteration": 1, "best_player_version": 1, "seconds": {"selfplay": 3.0}}\n' + line + "\n")
     with pytest.raises(storage.RunFileError, match=r"metrics.jsonl: row 2 is not a metrics row; delete that line"):
         runs.readMetrics(folder)
+
+
+# -- a run folder without its checkpoint: rebuilt from what it holds, or refused ---------
+@pytest.fixture(scope="module")
+def trained_run(tiny_cfg, tmp_path_factory):
+    """A real tiny run of three iterations (memory snapshots of iterations 2 and 3)
+    and its config; copy it (`runCopy`) before changing it."""
+    folder = tmp_path_factory.mktemp("trained") / "run"
+    cfg = tiny_cfg.replace(RUN_FOLDER=str(folder), MCTS_SIMS=4, MIN_MEMORY_SIZE=32, EVAL_POSITIONS=0,
+                           SCORING_THRESHOLD=0.5, MEMORY_SNAPSHOTS_KEPT=2, LOGGERS={})
+    funcs.train(3, cfg, progress=False, say=lambda _: None)
+    loggers.disable_all()
+    return folder, cfg
+
+
+def runCopy(trained_run, tmp_path) -> tuple[Path, Config]:
+    """A copy of the trained run in tmp_path/run, and its config writing there."""
+    folder, cfg = trained_run
+    copy = tmp_path / "run"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(storage.LOCK_NAME))
+    return copy, cfg.replace(RUN_FOLDER=str(copy))
+
+
+def test_a_run_that_lost_its_checkpoint_is_rebuilt_and_goes_on_never_started_afresh(trained_run, tmp_path):
+    folder, cfg = runCopy(trained_run, tmp_path)
+    checkpoint = runs.readCheckpoint(folder)
+    storage.checkpoint_path(folder).unlink()
+    versions = {path: path.read_bytes() for path in (folder / "models").iterdir()}
+    other = Config(RUN_FOLDER=str(folder), EPISODES=5)  # a preset's config: the folder's own wins
+    said = []
+    run = runs.openRun(other, say=said.append)
+    assert run.cfg == cfg and run.iteration == 3 and run.memory_iteration == 3
+    assert run.best_player_version == max(storage.saved_versions(folder))
+    assert runs.readCheckpoint(folder) == checkpoint
+    assert any("had no checkpoint.json: rebuilt it" in line and "3 iterations done" in line for line in said)
+    assert {path: path.read_bytes() for path in (folder / "models").iterdir()} == versions
+    rows = funcs.train(1, other, progress=False, say=lambda _: None)
+    loggers.disable_all()
+    assert rows[0]["iteration"] == 4 and [row["iteration"] for row in runs.readMetrics(folder)] == [1, 2, 3, 4]
+
+
+def test_a_rebuild_sets_a_damaged_newest_version_aside_with_the_rows_that_name_it(trained_run, tmp_path):
+    folder, cfg = runCopy(trained_run, tmp_path)
+    best = runs.readCheckpoint(folder)["best_player_version"]
+    storage.checkpoint_path(folder).unlink()
+    storage.model_path(folder, best + 1).write_bytes(b"")  # a promotion whose file was emptied
+    row = {**runs.readMetrics(folder)[-1], "iteration": 4, "best_player_version": best + 1}
+    storage.append_line(storage.metrics_path(folder), json.dumps(row))
+    said = []
+    run = runs.openRun(cfg, say=said.append)
+    assert run.best_player_version == best and run.iteration == 3
+    assert storage.saved_versions(folder)[-1] == best
+    aside = storage.model_path(folder, best + 1).with_name(storage.model_name(best + 1) + ".damaged")
+    assert aside.exists() and not storage.model_path(folder, best + 1).exists()
+    assert any("is empty (0 bytes)" in line and aside.name in line for line in said)
+    assert any("rows after iteration 3 name newer versions and are dropped" in line for line in said)
+    assert [row["iteration"] for row in runs.readMetrics(folder)] == [1, 2, 3]
+
+
+def test_without_metrics_a_rebuild_counts_iterations_by_the_newest_memory_snapshot(trained_run, tmp_path):
+    folder, cfg = runCopy(trained_run, tmp_path)
+    storage.checkpoint_path(folder).unlink()
+    storage.metrics_path(folder).unlink()
+    storage.memory_path(folder, 3).write_bytes(b"torn")
+    said = []
+    run = runs.openRun(cfg, say=said.append)
+    assert run.iteration == 3 and run.memory_iteration == 2
+    assert any("no metrics rows" in line for line in said)
+    assert any("memory0003.npz" in line and "older memory snapshot of iteration 2" in line for line in said)
+
+
+@pytest.mark.parametrize("lost", ["config", "versions"])
+def test_a_run_that_cannot_be_rebuilt_is_refused_with_the_way_out(trained_run, tmp_path, lost):
+    folder, cfg = runCopy(trained_run, tmp_path)
+    storage.checkpoint_path(folder).unlink()
+    if lost == "config":
+        storage.config_path(folder).unlink()
+        message = rf"config file {storage.config_path(folder)} is missing, beside files of a run .*move the run folder"
+    else:
+        for version in storage.saved_versions(folder):
+            storage.model_path(folder, version).write_bytes(b"not a model")
+        message = r"no checkpoint.json and no intact saved version .*not a \.keras archive.*move the run folder"
+    before = sorted(path.relative_to(folder) for path in folder.rglob("*"))
+    with pytest.raises(storage.RunFileError, match=message):
+        runs.openRun(cfg, say=lambda _: None)
+    assert sorted(path.relative_to(folder) for path in folder.rglob("*")) == before  # nothing written
+
+
+def test_a_missing_config_beside_a_checkpoint_is_refused_with_the_way_out(trained_run, tmp_path):
+    folder, cfg = runCopy(trained_run, tmp_path)
+    storage.config_path(folder).unlink()
+    with pytest.raises(storage.RunFileError, match=r"config\.json is missing, beside files of a run \(checkpoint"):
+        runs.openRun(cfg, say=lambda _: None)
+
+
+def test_a_config_that_does_not_fit_the_models_names_both_files(trained_run, tmp_path):
+    folder, cfg = runCopy(trained_run, tmp_path)
+    wider = cfg.replace(HIDDEN_CNN_LAYERS=[{"filters": 6, "kernel_size": (3, 3)}])
+    storage.config_path(folder).write_text(wider.to_json())
+    with pytest.raises(storage.ModelMismatchError, match=r"version\d+\.keras does not fit the network .*built from "
+                                                          rf"{storage.config_path(folder)}: restore the config"):
+        runs.openRun(cfg, say=lambda _: None)
+
+
+def test_a_folder_holding_only_the_config_of_a_start_cut_short_starts_with_that_config(tiny_cfg, tmp_path):
+    folder = tmp_path / "run"
+    own = tiny_cfg.replace(RUN_FOLDER=str(folder), HIDDEN_CNN_LAYERS=[{"filters": 4, "kernel_size": (3, 3)}])
+    storage.write_text(storage.config_path(folder), own.to_json())
+    assert runs.startingPoint(tiny_cfg.replace(RUN_FOLDER=str(folder))) == ("restart", own)
+    said = []
+    run = runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(folder)), say=said.append)
+    assert run.cfg == own and "start cut short" in said[0] and run.best_NN.model.layers[2].kernel.shape[-1] == 4

@@ -1,8 +1,11 @@
 """File safety: atomic writes, disk full, damaged or unsafe model files."""
 
 import errno
+import io
 import os
+import re
 import subprocess
+import zipfile
 import sys
 from pathlib import Path
 
@@ -178,21 +181,35 @@ def test_load_model_of_a_missing_file_names_it(tmp_path):
     assert str(path) in str(info.value)
 
 
-def test_load_model_of_a_truncated_file_names_it(saved_model, tmp_path):
-    path = tmp_path / "version0002.keras"
-    content = saved_model.read_bytes()
-    path.write_bytes(content[: len(content) // 2])
-    with pytest.raises(RunFileError) as info:
-        storage.load_model(path)
-    assert str(path) in str(info.value)
+def _flipped(content: bytes, at: float) -> bytes:
+    """`content` with the byte at fraction `at` of its length inverted."""
+    i = int(len(content) * at)
+    return content[:i] + bytes([content[i] ^ 0xFF]) + content[i + 1:]
 
 
-def test_load_model_of_a_garbage_file_names_it(tmp_path):
+def _zip_of(**members: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(("damage", "cause"), [
+    (lambda content: b"", r"is empty \(0 bytes\)"),
+    (lambda content: content[: len(content) // 2], r"truncated or corrupt: \d+ bytes that are not a \.keras archive"),
+    (lambda content: np.random.default_rng(0).bytes(len(content)), "not a .keras archive"),
+    (lambda content: _flipped(content, 0.5), r"its member model\.weights\.h5 fails its checksum"),
+    (lambda content: _zip_of(**{"config.json": "{}"}), r"without the \.keras archive's model\.weights\.h5"),
+    (lambda content: _zip_of(**{"config.json": "{}", "model.weights.h5": "x"}), "Keras cannot read it"),
+])
+def test_a_damaged_model_file_is_named_with_the_real_cause(saved_model, tmp_path, damage, cause):
+    """Keras says "File not found" for an empty or truncated file that exists."""
     path = tmp_path / "version0002.keras"
-    path.write_bytes(np.random.default_rng(0).bytes(5000))
-    with pytest.raises(RunFileError) as info:
-        storage.load_model(path)
-    assert str(path) in str(info.value)
+    path.write_bytes(damage(saved_model.read_bytes()))
+    with pytest.raises(RunFileError, match=f"model file {re.escape(str(path))} [^;]*{cause}.*; restore it") as info:
+        storage.load_model(path, "restore it")
+    assert "File not found" not in str(info.value)
 
 
 def test_load_model_refuses_a_lambda_layer_without_running_it(tmp_path):
