@@ -17,7 +17,6 @@ written before q existed load with q = value).
 from __future__ import annotations
 
 import zipfile
-import zlib
 from collections import deque
 from pathlib import Path
 
@@ -134,7 +133,7 @@ def _save_npz(tmp, arrays) -> None:
 
 def _load_arrays(path) -> dict[str, np.ndarray]:
     """The arrays of a memory file (q taken from value in a file written before q
-    existed), checked for presence, shape and range."""
+    existed), checked for presence, kind, shape and range."""
     if not Path(path).exists():
         raise storage.RunFileError(f"memory file {path} is missing; {_WAY_OUT}")
     if not zipfile.is_zipfile(path):
@@ -142,20 +141,33 @@ def _load_arrays(path) -> dict[str, np.ndarray]:
                                    f"{_WAY_OUT}")
     try:
         with np.load(path, allow_pickle=False) as data:
-            missing = sorted(set(_FIELDS) - set(data.files))
-            if missing:
-                raise storage.RunFileError(f"memory file {path} lacks arrays {missing}; {_WAY_OUT}")
-            arrays = {name: data[name] for name in _FIELDS}
-            arrays["q"] = data["q"] if "q" in data.files else arrays["value"]
+            arrays = {name: data[name] for name in data.files if name in {**_FIELDS, **_OPTIONAL_FIELDS}}
     except ValueError as exc:
         if "pickle" in str(exc):
             raise storage.RunFileError(f"memory file {path} holds pickled objects, which are never "
                                        f"loaded (they could run code); {_WAY_OUT}") from None
         raise storage.RunFileError(f"memory file {path} is corrupt ({exc}); {_WAY_OUT}") from None
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
-        raise storage.RunFileError(f"memory file {path} is truncated or corrupt ({exc}); {_WAY_OUT}") from None
-    rows = len(arrays["board"])
-    for name, (shape, _) in {**_FIELDS, **_OPTIONAL_FIELDS}.items():
+    except Exception as exc:  # zipfile and numpy raise many kinds for a damaged archive
+        raise storage.RunFileError(f"memory file {path} is truncated or corrupt ({type(exc).__name__}: "
+                                   f"{str(exc)[:200]}); {_WAY_OUT}") from None
+    missing = sorted(set(_FIELDS) - set(arrays))
+    if missing:
+        raise storage.RunFileError(f"memory file {path} lacks arrays {missing}; {_WAY_OUT}")
+    arrays.setdefault("q", arrays["value"])
+    _checkArrays(path, arrays)
+    return arrays
+
+
+def _checkArrays(path, arrays: dict[str, np.ndarray]) -> None:
+    """Raise RunFileError naming the memory file and the first array that is not what
+    memory writes: numbers of the right kind (integers for board and playerTurn), one
+    row per position, values in range."""
+    rows = len(arrays["board"]) if arrays["board"].ndim else 0
+    for name, (shape, dtype) in {**_FIELDS, **_OPTIONAL_FIELDS}.items():
+        kinds, meaning = ("iu", "integers") if np.dtype(dtype).kind == "i" else ("iuf", "real numbers")
+        if arrays[name].dtype.kind not in kinds:
+            raise storage.RunFileError(f"memory file {path}: array {name} holds {arrays[name].dtype} values, "
+                                       f"expected {meaning}; {_WAY_OUT}")
         if arrays[name].shape != (rows, *shape):
             raise storage.RunFileError(f"memory file {path}: array {name} has shape {arrays[name].shape}, "
                                        f"expected {(rows, *shape)}; {_WAY_OUT}")
@@ -167,4 +179,3 @@ def _load_arrays(path) -> dict[str, np.ndarray]:
     if not np.isin(value, (-1.0, 0.0, 1.0)).all():
         raise storage.RunFileError(f"memory file {path}: array value holds results other than -1, 0, 1; "
                                    f"{_WAY_OUT}")
-    return arrays

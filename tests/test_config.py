@@ -50,6 +50,11 @@ SMALL_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
     ({"LOGGERS": {"main": True, "mtcs": True}}, "LOGGERS"),
     ({"LOGGERS": {"main": 1}}, "LOGGERS"),
     ({"RUN_FOLDER": ""}, "RUN_FOLDER"),
+    ({"RUN_FOLDER": "run\0"}, "RUN_FOLDER must not hold a NUL"),
+    ({"MEMORY_SIZE": 2**31, "MIN_MEMORY_SIZE": 256}, "MEMORY_SIZE must be below 2\\*\\*31"),
+    ({"CPUCT": 10**400}, "CPUCT must be a finite number"),
+    ({"LEARNING_RATE_SCHEDULE": [[3, 10**400]]}, "LEARNING_RATE_SCHEDULE"),
+    ({"TENSORBOARD": 1}, "TENSORBOARD must be True or False"),
 ])
 def test_bad_value_names_the_field(changes, field):
     with pytest.raises(ConfigError, match=field.replace("[", r"\[").replace("]", r"\]")):
@@ -104,13 +109,16 @@ def test_json_file_with_bad_value_names_file_and_field(tmp_path):
     assert str(path) in str(info.value)
 
 
-@pytest.mark.parametrize("content", [b'{"EPISODES": 3', b"\xff\xfe\x00garbage", b"[1, 2]"])
-def test_corrupt_json_file_names_the_file(tmp_path, content):
+@pytest.mark.parametrize("content", [b'{"EPISODES": 3', b"\xff\xfe\x00garbage", b"[1, 2]", b"[" * 100_000,
+                                     b'{"EPISODES": ' + b"3" * 5000 + b"}"])
+def test_corrupt_json_file_names_the_file_and_the_way_out(tmp_path, content):
     path = tmp_path / "config.json"
     path.write_bytes(content)
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(ConfigError, match="; restore it or start a new run$") as info:
         Config.from_json_file(path)
     assert str(path) in str(info.value)
+    with pytest.raises(ConfigError, match="; move it back$"):
+        Config.from_json_file(path, "move it back")
 
 
 def test_missing_json_file_names_the_file(tmp_path):
