@@ -149,8 +149,8 @@ def playSims(run_folder, fallback: Config | None = None) -> int | None:
 
 def readCheckpoint(folder: Path) -> dict:
     path = storage.checkpoint_path(folder)
-    way_out = ("restore it, or move the run folder away to start a new run "
-               "(models/ and memory/ keep every saved version)")
+    way_out = ("restore it, or delete it: training then rebuilds it from the run's saved versions, memory "
+               "snapshots and metrics")
     values = storage.read_json(path, "checkpoint file", way_out)
     problem = checkpointProblem(values)
     if problem:
@@ -484,7 +484,8 @@ def _loadCurrentNetwork(current_NN, best_NN, folder: Path, say) -> None:
         try:
             current_NN.loadWeights(path)
         except storage.RunFileError as error:
-            say(f"{error}\nThe current network restarts from the best version.")
+            current_NN.setWeightsFrom(best_NN.model)  # a load that failed midway leaves no mixture
+            say(f"{str(error).split('; ')[0]}; the current network restarts from the best version.")
 
 
 def _resumeMemory(folder: Path, cfg: Config, iteration: int | None, say) -> tuple[Memory, int | None]:

@@ -1,5 +1,7 @@
 """Nothing lost (issue 6): a training run killed with SIGKILL at random moments, during
-self-play, retraining and saving, resumes every time from intact files.
+self-play, retraining and saving, resumes every time from intact files.  And every file
+a run resumes from, deleted, emptied, truncated, overwritten or with bytes flipped,
+either resumes (saying what it went past) or stops with the project's error naming it.
 
 Each run is a fresh Python process doing ``funcs.train(None, cfg)`` on a tiny config;
 the same call resumes the run.  After every kill, every file the run keeps loads, the
@@ -13,13 +15,19 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
+import funcs
+import loggers
+import runs
 import storage
-from config import Config
+from config import Config, ConfigError
 from memory import Memory
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -169,3 +177,89 @@ def test_training_survives_sigkill_at_random_moments(tmp_path):
             assert "Resumed run" in log.read_text(), log.read_text()[-3000:]
         iterations.append(checker.check()["iteration"])
     assert max(iterations) >= 1 and iterations[2] > iterations[1]  # the resumed runs made progress
+
+
+# -- every run file damaged in every way, then resumed ----------------------------------------
+RUN_FILES = {
+    "checkpoint": storage.checkpoint_path,
+    "config": storage.config_path,
+    "metrics": storage.metrics_path,
+    "newest memory snapshot": lambda folder: storage.memory_path(folder, runs.readCheckpoint(folder)["memory_iteration"]),
+    "best model": lambda folder: storage.model_path(folder, runs.readCheckpoint(folder)["best_player_version"]),
+    "current model": storage.current_model_path,
+}
+"""The files a run resumes from (`runs.resumeFiles`), by what they are."""
+
+
+def _flipBytes(content: bytes, rng: random.Random) -> bytes:
+    """Three bytes changed by their low seven bits (text stays ASCII text)."""
+    data = bytearray(content)
+    for at in rng.sample(range(len(data)), 3):
+        data[at] ^= rng.randrange(1, 128)
+    return bytes(data)
+
+
+DAMAGES = {
+    "deleted": None,
+    "emptied": lambda content, rng: b"",
+    "truncated": lambda content, rng: content[: len(content) // 2],
+    "garbage": lambda content, rng: rng.randbytes(len(content)),
+    "bytes flipped": _flipBytes,
+}
+"""Ways a file gets damaged (each given the file's bytes and a seeded generator)."""
+
+LOADERS = {
+    "checkpoint": lambda path, cfg: runs.readCheckpoint(path.parent),
+    "config": lambda path, cfg: Config.from_json_file(path),
+    "metrics": lambda path, cfg: runs.readMetrics(path.parent),
+    "newest memory snapshot": lambda path, cfg: Memory.load(path, cfg.MEMORY_SIZE),
+    "best model": lambda path, cfg: storage.load_model(path),
+    "current model": lambda path, cfg: storage.load_model(path),
+}
+"""How the project reads each file: what resuming went past if it refuses the file."""
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A real tiny run of three iterations (memory snapshots of iterations 2 and 3, a
+    current network), trained once for every damage: its folder and config."""
+    folder = tmp_path_factory.mktemp("probe") / "run"
+    cfg = _tiny_config(folder).replace(LOGGERS={}, SCORING_THRESHOLD=0.5)
+    funcs.train(3, cfg, progress=False, say=lambda _: None)
+    loggers.disable_all()
+    return folder, cfg
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+@pytest.mark.parametrize("name", RUN_FILES)
+def test_a_damaged_run_file_resumes_or_stops_with_the_project_s_error_naming_it(finished_run, tmp_path, name,
+                                                                               damage):
+    """Resuming (`runs.openRun`, which `funcs.train` starts with) either gives the run
+    state its checkpoint says, saying what it went past, or stops with RunFileError
+    or ConfigError naming the damaged file."""
+    original, cfg = finished_run
+    folder = tmp_path / "run"
+    shutil.copytree(original, folder, ignore=shutil.ignore_patterns(storage.LOCK_NAME))
+    cfg = cfg.replace(RUN_FOLDER=str(folder))
+    path = RUN_FILES[name](folder)
+    if DAMAGES[damage] is None:
+        path.unlink()
+    else:
+        path.write_bytes(DAMAGES[damage](path.read_bytes(), random.Random(f"{name} {damage}")))
+    said: list[str] = []
+    try:
+        run = runs.openRun(cfg, say=said.append)
+    except (storage.RunFileError, ConfigError) as error:
+        assert str(path) in str(error), f"{name} {damage}: {error}"
+        return
+    checkpoint = runs.readCheckpoint(folder)  # the memory may fall back to an older snapshot than it names
+    assert (run.iteration, run.best_player_version) == (checkpoint["iteration"], checkpoint["best_player_version"])
+    assert run.memory_iteration <= checkpoint["memory_iteration"] and len(run.memory) > 0 and run.iteration <= 3
+    assert storage.model_path(folder, run.best_player_version).exists()
+    if path.exists():
+        try:
+            LOADERS[name](path, cfg)
+        except (storage.RunFileError, ConfigError):
+            assert path.name in " ".join(said), f"{name} {damage}: went past it silently: {said}"
+    elif name == "checkpoint":
+        assert any("rebuilt it" in line for line in said), said
