@@ -58,7 +58,7 @@ class RunState:
         self.bestEvaluation: tuple[int, dict] | None = None
         """(version, mistake rates) of the last evaluation against perfect play: a
         version that was not replaced keeps its rates without being scored again."""
-        self._summaries = None
+        self._summaries: tf.summary.SummaryWriter | None = None
         """The TensorBoard writer (TENSORBOARD), opened by the first row it writes."""
 
     def benchmark(self) -> list[GameState]:
@@ -97,7 +97,8 @@ class RunState:
     def finishIteration(self, iteration: int, row: dict) -> None:
         """Record iteration `iteration` as done: its metrics row, then the checkpoint
         (naming the memory snapshot `saveMemory` wrote), then the removal of memory
-        snapshots beyond MEMORY_SNAPSHOTS_KEPT.  The row goes before the checkpoint: a
+        snapshots beyond MEMORY_SNAPSHOTS_KEPT, then with TENSORBOARD the row's
+        scalars (`writeScalars`).  The row goes before the checkpoint: a
         kill between the two leaves a row beyond the checkpoint, which resuming drops
         (`_dropMetricsAfter`), and the iteration is redone."""
         storage.append_line(storage.metrics_path(self.folder), json.dumps(row, sort_keys=True))
@@ -210,6 +211,10 @@ def runFolder(cfg: Config, run_number: int | None = None) -> Path:
 
 def bestVersion(folder) -> int:
     """The best version of the run in `folder`, from its checkpoint."""
+    if storage.run_files(folder) and not storage.checkpoint_path(folder).exists():
+        raise storage.RunFileError(f"{folder} holds a run without its checkpoint.json: training in it rebuilds "
+                                   f"the checkpoint from the run's files; or choose a saved version (saved: "
+                                   f"{savedVersionsList(folder)}) or 0 (an untrained network)")
     if not storage.checkpoint_path(folder).exists():
         raise storage.RunFileError(f"{folder} holds no run (no checkpoint.json): train first, point "
                                    "run_folder at a run, or choose version 0 (an untrained network)")

@@ -184,8 +184,8 @@ RUN_FILES = {
     "checkpoint": storage.checkpoint_path,
     "config": storage.config_path,
     "metrics": storage.metrics_path,
-    "newest memory snapshot": lambda folder: storage.memory_path(folder, runs.readCheckpoint(folder)["memory_iteration"]),
-    "best model": lambda folder: storage.model_path(folder, runs.readCheckpoint(folder)["best_player_version"]),
+    "newest memory snapshot": lambda run: storage.memory_path(run, runs.readCheckpoint(run)["memory_iteration"]),
+    "best model": lambda run: storage.model_path(run, runs.readCheckpoint(run)["best_player_version"]),
     "current model": storage.current_model_path,
 }
 """The files a run resumes from (`runs.resumeFiles`), by what they are."""

@@ -42,6 +42,9 @@ def test_versionPlayer_refuses_what_the_folder_does_not_hold(run_folder, tmp_pat
         runs.versionPlayer("p", ENV, tiny_cfg, run_folder, 1, mcts_simulations=0)
     with pytest.raises(storage.RunFileError, match="holds no run"):
         runs.versionPlayer("p", ENV, tiny_cfg, tmp_path / "empty", None)
+    storage.checkpoint_path(run_folder).unlink()
+    with pytest.raises(storage.RunFileError, match=r"without its checkpoint.json: training in it rebuilds .*: 1, 3"):
+        runs.versionPlayer("p", ENV, tiny_cfg, run_folder, None)
     assert runs.savedVersionsList(tmp_path / "empty") == "none" and runs.savedVersionsList(run_folder) == "1, 3"
 
 
