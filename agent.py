@@ -20,7 +20,6 @@ from typing import Callable, Generator, Iterable
 import numpy as np
 from tqdm.auto import tqdm
 
-from boards import boardText, sideText
 from config import DEFAULT, Config
 from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, columnOf, playerPiece
 from memory import mergedRows
@@ -122,51 +121,20 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"])
 
 
 class User:
-    """A human player; `act` asks for a column (1..7) until the entry is legal.
-
-    `input_fn` reads one line (raises EOFError at end of input); `output_fn` shows
-    messages.  Both are injectable so games can be driven without a keyboard;
-    `input_fn` None is the builtin `input` as it is when asking (a notebook front end
-    or a test may replace it after this module is imported).  Typing 'q' (or ending
-    the input) resigns: `act` raises `Resign`.  The constructor keeps the tutorial's
-    signature; `state_size` is not used.
+    """A human player.  A game against one is the typed game (`play.typedGame`, which
+    `funcs.playMatches` plays for it): it asks the human for columns through
+    `input_fn` (one line; raises EOFError at the end of input; None: the builtin
+    `input` as it is when asking, which a notebook front end or a test may replace
+    after this module is imported) and shows them the game through `output_fn`.  The
+    constructor keeps the tutorial's signature; `state_size` and `action_size` are
+    not used.
     """
 
     def __init__(self, name: str, state_size: int, action_size: int,
                  input_fn: Callable[[str], str] | None = None, output_fn: Callable[[str], None] = print):
         self.name = name
-        self.action_size = action_size
         self.input_fn = input_fn
         self.output_fn = output_fn
-
-    def act(self, state: GameState, tau: float):
-        """Show the board (before the human's first move of a game, their side too),
-        ask for a column; returns (action, pi, value, NN_value) like `Agent.act`, pi
-        one-hot, no values."""
-        if state.stones <= 1:
-            self.output_fn(f"You ({self.name}) play {sideText(state.playerTurn)}.")
-        self.output_fn(state.text())
-        action = askForColumn(state, self.input_fn, self.output_fn)
-        return action, oneHot(action, self.action_size), None, None
-
-    def gameOver(self, state: GameState, names: dict, moves: int) -> None:
-        """Show how a game the human played ended: the final board, its winning four
-        marked, and one line saying who won (named as in `names`, by playerTurn) and
-        in how many moves, or that it is a draw.  An unfinished final position means
-        its player to move resigned."""
-        self.output_fn(boardText(state))
-        if state.isEndGame and state.value[0] == 0:
-            self.output_fn(f"Game over after {moves} moves: a draw, the board is full.")
-            return
-        winner = names[-state.playerTurn]
-        how = "wins" if state.isEndGame else f"wins, {names[state.playerTurn]} resigned"
-        verdict = "you win!" if winner == self.name else "you lose."
-        self.output_fn(f"Game over after {moves} moves: {winner} ({playerPiece(-state.playerTurn)}) "
-                       f"{how}; {verdict}")
-
-    def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
-        """A human needs no network: the search finishes without a request."""
-        return searchWithoutNetwork(self.act, state, tau)
 
 
 def oneHot(action: int, size: int) -> np.ndarray:
@@ -176,8 +144,8 @@ def oneHot(action: int, size: int) -> np.ndarray:
 
 
 def searchWithoutNetwork(act, state: GameState, tau: float) -> SearchSteps:
-    """A search generator for a player that needs no network (a human, a reference
-    opponent): it asks for nothing and returns act(state, tau)."""
+    """A search generator for a player that needs no network (a reference opponent,
+    see `ratings`): it asks for nothing and returns act(state, tau)."""
     yield from ()
     return act(state, tau)
 

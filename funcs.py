@@ -28,15 +28,15 @@ import evaluation
 import gamelog
 import initialise
 import loggers as lg
+import play
 import runs
 import storage
-from agent import Agent, Resign, User, oneHot, runTogether
+from agent import Agent, User, oneHot, runTogether
 from config import DEFAULT, PRESETS, Config, ConfigError
 from game import ACTION_SIZE, COLUMNS, Game, GameState, playerPiece
 from loss import valueTargets
 from memory import Memory
 from runs import versionPlayer
-from thinking import Narrated
 
 _INFO = logging.INFO
 
@@ -81,21 +81,34 @@ class Episode:
 
     def play(self):
         """Play the game to its end: yields every leaf position the searches need
-        evaluated; a resignation ends the game as a loss for the player to move."""
+        evaluated.  A game with a human is the typed game instead (`_playTyped`)."""
         if self.logger.isEnabledFor(_INFO):
             gamelog.logStart(self.logger, self.index + 1, self.names)
+        humans = [turn for turn, player in self.players.items() if isinstance(player, User)]
+        if humans:
+            self._playTyped(humans[0])
+            return
         if self.noise:
             self._playRandomOpening()
         while not self.done:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
-            try:
-                move = yield from self.player.actSteps(self.state, tau, self.noise)
-            except Resign:
-                self.done, self.value = True, -1
-                if self.logger.isEnabledFor(_INFO):
-                    gamelog.logResign(self.logger, self.index + 1, self.names[self.state.playerTurn])
-                return
+            move = yield from self.player.actSteps(self.state, tau, self.noise)
             self._playMove(*move)
+
+    def _playTyped(self, human: int) -> None:
+        """The game of the `User` playing `human` (a playerTurn) against the agent on
+        the other side: the typed game of `play.typedGame` through the User's input and
+        output (its agent searches on its own, asking the caller for nothing), each
+        move logged (and stored) here as it is played; a resignation ends the game as
+        a loss for the human."""
+        user = self.players[human]
+        match = play.Match(self.players[-human], human == 1, turns_until_tau0=self.turns_until_tau0,
+                           moved=self._playMove)
+        play.typedGame(match, user.input_fn, user.output_fn)
+        if match.resigned:
+            self.done, self.value = True, -1
+            if self.logger.isEnabledFor(_INFO):
+                gamelog.logResign(self.logger, self.index + 1, self.names[human])
 
     def _playRandomOpening(self) -> None:
         """Self-play only: the game's first k moves, k drawn from 0..RANDOM_OPENING_MOVES
@@ -215,6 +228,7 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     play explores; tournaments and human games do not).  Moves are sampled (tau=1) for
     the first `turns_until_tau0` turns of each game, then the search's best move is
     played (the most visited with PUCT, the sequential-halving winner with Gumbel).
+    A `User` plays an agent in the typed game of `play.typedGame`, a game at a time.
 
     `pool` (a `workers.Pool`, agents only): the games are played by its Ray workers,
     each its share in lockstep, with the players' current weights, and come back here
@@ -230,6 +244,10 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     if (player1 is not player2 and player1.name == player2.name) or "drawn" in (player1.name, player2.name):
         raise ValueError("the two players of a match need distinct names other than 'drawn' (the scores are "
                          f"kept by name), got {player1.name!r} and {player2.name!r}")
+    if isinstance(player1, User) or isinstance(player2, User):
+        if not (isinstance(player1, Agent) or isinstance(player2, Agent)):
+            raise ValueError("a human (User) plays against an agent (the typed game, play.typedGame), got "
+                             f"{type(player1).__name__} and {type(player2).__name__}")
     scores = {player1.name: 0, "drawn": 0, player2.name: 0}
     sp_scores = {"sp": 0, "drawn": 0, "nsp": 0}
     points = {player1.name: [], player2.name: []}
@@ -269,9 +287,6 @@ def _score(episode: Episode, scores, sp_scores, points, memory: Memory | None) -
     points[episode.names[-state.playerTurn]].append(-episode.value)
     if episode.logger.isEnabledFor(_INFO):
         gamelog.logResult(episode.logger, episode.index + 1, winner, episode.turn)
-    for player in episode.players.values():
-        if isinstance(player, User):
-            player.gameOver(state, episode.names, episode.turn)
 
 
 # -- versions and humans ---------------------------------------------------------------
@@ -283,20 +298,17 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
     `input_fn` None: the builtin `input` at the time of asking).
 
     `run_version` is an archived run number (run_archive/connect4/runNNNN) or None for
-    the live run folder; networks are built with that run's own config.  With a human
-    playing, everything goes through `output_fn`: the human's side, the board before
-    each of their moves, after each agent move its column and a one-line summary of
-    its search (`thinking.Narrated`), and at the end of each game the final board and
-    the result line (`User.gameOver`).  Against a human the agents search the run's
-    PLAY_SIMS simulations (0 there: its MCTS_SIMS), as in `play.py`; between two
-    networks, MCTS_SIMS."""
+    the live run folder; networks are built with that run's own config.  A game with
+    a human is the typed game of `play.typedGame`, through `input_fn` and `output_fn`
+    (the human's side, the board after each move, the agent's thinking after each of
+    its moves, at the end the final board and the result line).  Against a human the
+    agent searches the run's PLAY_SIMS simulations (0 there: its MCTS_SIMS), as in
+    `play.py`; between two networks, MCTS_SIMS."""
     folder = runs.runFolder(cfg or DEFAULT, run_version)
     human = -1 in (player1version, player2version)
     sims = runs.playSims(folder, cfg or DEFAULT) if human else None
     players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn, sims)
                for name, version in (("player1", player1version), ("player2", player2version))]
-    if any(isinstance(player, User) for player in players):
-        players = [Narrated(player, output_fn) if isinstance(player, Agent) else player for player in players]
     return playMatches(*players, EPISODES, logger, turns_until_tau0, None, goes_first)
 
 

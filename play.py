@@ -1,10 +1,12 @@
 """Play against a saved agent and watch it think.
 
 - `loadPlayer` builds an `Agent` for a saved version of a run.
-- `playGame` plays in a terminal or a plain notebook (columns typed); `WidgetGame` is
-  a clickable board for Jupyter; `playInNotebook` picks whichever works.  After each
-  agent move both show what it thought (`thinking`); at the end, the final board with
-  the winning four marked, who won, and in how many moves.
+- `playGame` plays in a terminal or a plain notebook (columns typed, `typedGame`,
+  which also plays a `User`'s games in `funcs.playMatches`, as the tutorial's
+  `playMatchesBetweenVersions` with version -1); `WidgetGame` is a clickable board
+  for Jupyter; `playInNotebook` picks whichever works.  Both drive a `Match`.  After
+  each agent move both show what it thought (`thinking`); at the end, the final board
+  with the winning four marked, who won, and in how many moves.
 - `inspectMove` runs one search on a given position with the MCTS log captured.
 
 From a shell: ``python -m play [--version N] [--run-folder PATH] [--sims N] [--second]``.
@@ -26,10 +28,10 @@ from pathlib import Path
 
 import runs
 import storage
-from agent import Agent, Resign, askForColumn, parseColumn
+from agent import Agent, Resign, askForColumn, oneHot, parseColumn
 from boards import BOARD_BLUE, RED, boardFigure, boardSvg, boardText, newFigure, sideText
 from config import DEFAULT, STRONG, Config
-from game import COLUMNS, Game, GameState, columnOf
+from game import ACTION_SIZE, COLUMNS, Game, GameState, columnOf
 from thinking import Thinking, thinkingHtml, thinkingTable, thinkingText
 
 
@@ -72,17 +74,26 @@ def trainedVersion(folder) -> int | None:
 
 # -- a game between a human and the agent ----------------------------------------------------
 class Match:
-    """A human against an agent, without any display: both user interfaces drive one.
+    """A human against an agent, without any display: every game a human plays is one,
+    driven by the typed game (`typedGame`, also for a `User` in `funcs.playMatches`)
+    or by the clickable board (`WidgetGame`).
 
     The human plays X (moves first) when `human_first`, else O.  The agent is a copy
     of `agent` (same network, its own tree and random draws); `sims` overrides its
-    simulations per move.  The game starts after the moves in `start` ("4453")."""
+    simulations per move.  The game starts after the moves in `start` ("4453").  The
+    agent samples its move (tau=1) while fewer than `turns_until_tau0` moves are on
+    the board, then plays its best.  `moved(action, pi, value, nn_value)`, if given,
+    hears of each move just before it is played, as `Agent.act` returns it (a
+    human's: pi one-hot, no values), so that a match can log and store the game."""
 
-    def __init__(self, agent: Agent, human_first: bool = True, sims: int | None = None, start: str = ""):
+    def __init__(self, agent: Agent, human_first: bool = True, sims: int | None = None, start: str = "",
+                 turns_until_tau0: int = 0, moved=None):
         self.agent = _copyAgent(agent, sims, int(agent.rng.integers(2**32)))
         self.human = 1 if human_first else -1
         self.state = GameState.fromMoves(start)
         self.moves = start
+        self.turns_until_tau0 = turns_until_tau0
+        self.moved = moved
         self.last_action: int | None = None
         self.resigned = False
         self.thinking: Thinking | None = None
@@ -99,15 +110,16 @@ class Match:
         """Play the human's (legal) action."""
         if not self.humanToMove:
             raise ValueError("it is not the human's turn" if not self.over else "the game is over")
-        self._play(action)
+        self._play(action, oneHot(action, ACTION_SIZE), None, None)
 
     def agentPlays(self) -> Thinking:
-        """Let the agent search and play its best move (tau=0); returns its thinking."""
+        """Let the agent search and play its move; returns its thinking."""
         if self.over or self.humanToMove:
             raise ValueError("it is not the agent's turn" if not self.over else "the game is over")
-        action, pi, value, nn_value = self.agent.act(self.state, 0)
+        tau = 1 if len(self.moves) < self.turns_until_tau0 else 0
+        action, pi, value, nn_value = self.agent.act(self.state, tau)
         self.thinking = Thinking.of(self.agent, action, pi, value, nn_value)
-        self._play(action)
+        self._play(action, pi, value, nn_value)
         return self.thinking
 
     def resign(self) -> None:
@@ -115,7 +127,9 @@ class Match:
         if not self.over:
             self.resigned = True
 
-    def _play(self, action: int) -> None:
+    def _play(self, action: int, pi, value: float | None, nn_value: float | None) -> None:
+        if self.moved is not None:
+            self.moved(action, pi, value, nn_value)
         self.state = self.state.takeAction(action)[0]
         self.moves += str(columnOf(action) + 1)
         self.last_action = action
@@ -150,7 +164,14 @@ def _copyAgent(agent: Agent, sims: int | None, seed: int) -> Agent:
 
 def playGame(agent: Agent, human_first: bool = True, input_fn=None, output_fn=print, show=None,
              sims: int | None = None, start: str = "") -> Match:
-    """Play one game with typed columns (terminal or plain notebook); returns the Match.
+    """Play one game with typed columns (terminal or plain notebook) against `agent`
+    (see `Match` for the other arguments, `typedGame` for the game); returns the Match."""
+    return typedGame(Match(agent, human_first, sims, start), input_fn, output_fn, show)
+
+
+def typedGame(match: Match, input_fn=None, output_fn=print, show=None) -> Match:
+    """Play `match` to its end with typed columns: the one typed front end, of
+    `playGame` and of a `User`'s games in `funcs.playMatches`; returns the match.
 
     A bad entry (not a number, no such column, a full column, an empty line) is
     explained and asked again; 'q' or the end of input resigns (`input_fn` None: the
@@ -161,7 +182,6 @@ def playGame(agent: Agent, human_first: bool = True, input_fn=None, output_fn=pr
     if show is None:
         def show(state, last_action):
             output_fn(boardText(state, last_action))
-    match = Match(agent, human_first, sims, start)
     output_fn(f"You play {sideText(match.human)}. Type a column 1-7, q to resign.")
     show(match.state, None)
     while not match.over:

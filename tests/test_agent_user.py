@@ -1,9 +1,8 @@
-"""The human player's input: parseColumn, askForColumn, User (no network needed)."""
+"""The human player's input: parseColumn, askForColumn (no network needed)."""
 
-import numpy as np
 import pytest
 
-from agent import Resign, User, askForColumn, parseColumn
+from agent import Resign, askForColumn, parseColumn
 from game import GameState
 
 
@@ -95,23 +94,3 @@ def test_askForColumn_resigns_when_the_input_ends():
 def test_askForColumn_refuses_a_finished_game():
     with pytest.raises(ValueError, match="game is over"):
         askForColumn(GameState.fromMoves("1212121"), scripted(["3"]), print)
-
-
-def test_User_act_returns_the_legal_action_typed_with_a_one_hot_pi():
-    state = GameState.fromMoves("4444")
-    messages = []
-    user = User("you", 84, 42, scripted(["nine", "4"]), messages.append)
-    action, pi, value, nn_value = user.act(state, 1)
-    assert action == state.actionForColumn(3) and action in state.allowedActions
-    assert pi.shape == (42,) and pi[action] == 1 and pi.sum() == 1
-    assert value is None and nn_value is None
-    assert messages == [state.text(), messages[1]] and "not a number" in messages[1]  # board, then the refusal
-
-
-def test_User_actSteps_needs_no_evaluation():
-    state = GameState.initial()
-    steps = User("you", 84, 42, scripted(["7"]), print).actSteps(state, 1)
-    with pytest.raises(StopIteration) as finished:
-        next(steps)
-    action, pi, _, _ = finished.value.value
-    assert action == state.actionForColumn(6) and np.argmax(pi) == action

@@ -16,7 +16,7 @@ import storage
 from agent import Agent, User
 from game import COLUMNS, Game, GameState
 from model import Residual_CNN
-from replay import replayGame
+from replay import gamesFromLog, replayGame
 
 
 @pytest.fixture
@@ -351,34 +351,71 @@ def test_versions_against_a_human_search_the_runs_play_simulations(tmp_path, tin
     funcs.playMatchesBetweenVersions(Game(), None, 1, -1, 1, lg.logger_tourney, 0, goes_first=1,
                                      cfg=tiny_cfg.replace(RUN_FOLDER=str(folder)), input_fn=lambda _: next(entries),
                                      output_fn=said.append)
-    agent_lines = [line for line in said if line.startswith("player1 (X) plays column ")]
+    agent_lines = [line for text in said for line in text.splitlines() if line.startswith("plays column ")]
     assert agent_lines and all("(7 simulations this move" in line for line in agent_lines)
 
 
-def test_typed_versions_game_through_builtin_input_ends_with_the_final_board_and_the_result(
-        run_folder, tiny_cfg, monkeypatch):
+def recordingMatches(monkeypatch) -> list:
+    """The Matches play.typedGame drives from now on, in order."""
+    matches, typed = [], play.typedGame
+
+    def recording(match, *rest):
+        matches.append(match)
+        return typed(match, *rest)
+    monkeypatch.setattr(play, "typedGame", recording)
+    return matches
+
+
+def test_the_tutorials_call_with_a_human_is_the_typed_game_of_play(run_folder, tiny_cfg, logging_to, monkeypatch,
+                                                                   capsys):
+    """playMatchesBetweenVersions(env, run_version, -1, version, EPISODES, logger, 0),
+    the tutorial's call, with columns typed at the builtin input: each game is
+    play.typedGame's (its side line, boards and prompts, the agent's thinking, the
+    final board and Match.outcome's result line, printed), scored and logged as a
+    match's games are."""
     entries = cycling_columns()
     monkeypatch.setattr("builtins.input", lambda prompt: next(entries))  # replaced after agent.py was imported
-    said = []
+    matches = recordingMatches(monkeypatch)
+    log = logging_to(tiny_cfg, "tourney")
     cfg = tiny_cfg.replace(RUN_FOLDER=str(run_folder))
-    scores, _, _, _ = funcs.playMatchesBetweenVersions(Game(), None, 3, -1, 1, lg.logger_tourney, 0, goes_first=1,
-                                                       cfg=cfg, output_fn=said.append)
-    assert sum(scores.values()) == 1
-    agent_lines = [line for line in said if line.startswith("player1 (X) plays column ")]
-    assert said[0] in agent_lines and said[1] == "You (player2) play O (yellow), moving second."
-    assert all(f"{cfg.MCTS_SIMS} simulations this move" in line for line in agent_lines)
-    boards_shown = [line for line in said if line.endswith("1 2 3 4 5 6 7")]
-    final_board, result = said[-2], said[-1]
-    assert final_board == boards_shown[-1]
-    stones = final_board.count("X") + final_board.count("O")
-    winner = next(name for name, wins in scores.items() if wins) if not scores["drawn"] else None
-    assert result.startswith(f"Game over after {stones} moves: ")
-    if winner == "player1":
-        assert result.endswith("player1 (X) wins; you lose.") and final_board.count("[") >= 1
-    elif winner == "player2":
-        assert result.endswith("player2 (O) wins; you win!") and final_board.count("[") >= 1
-    else:
-        assert result.endswith("a draw, the board is full.")
+    try:
+        scores, _, points, _ = funcs.playMatchesBetweenVersions(Game(), None, -1, 3, 2, lg.logger_tourney, 0, cfg=cfg)
+    finally:
+        lg.disable_all()
+    printed = capsys.readouterr().out
+    games = printed.split("You play ")[1:]
+    assert len(matches) == len(games) == 2 and [match.human for match in matches] == [1, -1]  # colours alternate
+    for match, text in zip(matches, games):
+        assert match.over and not match.resigned
+        assert text.startswith(f"{boards.sideText(match.human)}. Type a column 1-7, q to resign.\n")
+        assert text.endswith(f"{boards.boardText(match.state, match.last_action)}\n{match.outcome()}\n")
+        assert match.outcome() in (f"You win in {len(match.moves)} moves!",
+                                   f"The agent wins in {len(match.moves)} moves.",
+                                   f"Draw: the board is full after {len(match.moves)} moves.")
+        assert text.count("plays column ") == sum(1 for k in range(len(match.moves)) if (k % 2 == 0) != (match.human == 1))
+    winners = [{"human": "player1", "agent": "player2", None: "drawn"}[match.winner] for match in matches]
+    assert scores == {name: winners.count(name) for name in ("player1", "drawn", "player2")}
+    assert points["player1"] == [1 if w == "player1" else -1 if w == "player2" else 0 for w in winners]
+    assert [game.moves for game in gamesFromLog(log)] == [match.moves for match in matches]
+
+
+def test_a_human_resigning_in_a_match_loses_it_and_the_log_says_so(run_folder, tiny_cfg, logging_to):
+    said, log = [], logging_to(tiny_cfg, "tourney")
+    try:
+        scores, _, points, _ = funcs.playMatchesBetweenVersions(
+            Game(), None, 3, -1, 1, lg.logger_tourney, 0, goes_first=-1, cfg=tiny_cfg.replace(RUN_FOLDER=str(run_folder)),
+            input_fn=lambda _, typed=iter(["4", "q"]): next(typed), output_fn=said.append)
+    finally:
+        lg.disable_all()
+    assert scores == {"player1": 1, "drawn": 0, "player2": 0} and points == {"player1": [1], "player2": [-1]}
+    assert said[-1] == "You resigned after 2 moves: the agent wins."
+    assert "game 1: player2 resigns" in log.read_text()
+
+
+def test_a_human_plays_an_agent_only(tiny_cfg):
+    user = User("you", 84, 42, lambda _: "4", print)
+    with pytest.raises(ValueError, match="a human .* plays against an agent .* got User and User"):
+        funcs.playMatches(user, user, 1, lg.logger_tourney, 0)
 
 
 def test_the_principal_variation_starts_with_the_move_gumbel_played(tiny_cfg, tiny_model):
