@@ -18,25 +18,32 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import time
 
-import keras
-import numpy as np
-from tqdm.auto import tqdm
-
-import evaluation
-import gamelog
-import initialise
+import cli
 import loggers as lg
-import play
-import runs
-import storage
-from agent import Agent, User, oneHot, runTogether
-from config import DEFAULT, PRESETS, Config, ConfigError
-from game import ACTION_SIZE, COLUMNS, Game, GameState, playerPiece
-from loss import valueTargets
-from memory import Memory
-from runs import versionPlayer
+
+if __name__ == "__main__":  # python -m funcs: --help, or a wrong argument, is answered before TensorFlow loads
+    ARGUMENTS = cli.TRAINING.parse_args()
+
+with lg.nativeStderrTo(os.devnull):  # TensorFlow's C++ start-up notices, hidden as the notebook hides them
+    import keras
+    import numpy as np
+    from tqdm.auto import tqdm
+
+    import evaluation
+    import gamelog
+    import initialise
+    import play
+    import runs
+    import storage
+    from agent import Agent, User, oneHot, runTogether
+    from config import DEFAULT, PRESETS, Config, ConfigError
+    from game import ACTION_SIZE, COLUMNS, Game, GameState, playerPiece
+    from loss import valueTargets
+    from memory import Memory
+    from runs import versionPlayer
 
 _INFO = logging.INFO
 
@@ -483,23 +490,12 @@ def _summary(row: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Train in a terminal, with progress bars: python -m funcs --iterations 3."""
-    parser = argparse.ArgumentParser(description="Train the Connect Four agent (the notebook's training cell).")
-    parser.add_argument("--iterations", type=int, default=None, help="iterations to run (default: until Ctrl-C)")
-    parser.add_argument("--hours", type=float, default=None,
-                        help="stop once the run's training time (its iterations' phase times) reaches this")
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="default",
-                        help="configuration of a new run (a resumed run keeps its own config.json)")
-    parser.add_argument("--run-folder", default=None, help="run folder (default: the preset's RUN_FOLDER)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars (for a log file)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="Ray workers that play the games (default: the preset's WORKERS; 0: this process)")
-    parser.add_argument("--ray-address", default=None,
-                        help="the Ray cluster the workers run on, host:port (default: a local Ray)")
-    args = parser.parse_args(argv)
-    if args.iterations is not None and args.iterations < 1:
-        parser.error("--iterations must be at least 1")
-    if args.hours is not None and not args.hours > 0:
-        parser.error("--hours must be positive")
+    trainCommand(cli.TRAINING.parse_args(argv))
+
+
+def trainCommand(args: argparse.Namespace) -> None:
+    """Train as the command line's arguments (`cli.TRAINING`'s) say; a run that cannot
+    go on ends with the project's message naming what to do, not a traceback."""
     cfg = PRESETS[args.preset]
     cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
     stops = (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError)
@@ -514,9 +510,9 @@ def main(argv: list[str] | None = None) -> None:
               initial_memory_version=initialise.INITIAL_MEMORY_VERSION, hours=args.hours)
     except KeyboardInterrupt:
         pass
-    except stops as error:  # a message that says what to do, not a traceback
-        parser.exit(1, f"{error}\n")
+    except stops as error:
+        cli.TRAINING.exit(1, f"{error}\n")
 
 
 if __name__ == "__main__":
-    main()
+    trainCommand(ARGUMENTS)

@@ -21,18 +21,26 @@ import argparse
 import html
 import io
 import logging
+import os
 import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import runs
-import storage
-from agent import Agent, Resign, askForColumn, oneHot, parseColumn
-from boards import BOARD_BLUE, RED, boardFigure, boardSvg, boardText, newFigure, sideText
-from config import DEFAULT, STRONG, Config
-from game import ACTION_SIZE, COLUMNS, Game, GameState, columnOf
-from thinking import Thinking, thinkingHtml, thinkingTable, thinkingText
+import cli
+import loggers as lg
+
+if __name__ == "__main__":  # python -m play: --help, or a wrong argument, is answered before TensorFlow loads
+    ARGUMENTS = cli.PLAYING.parse_args()
+
+with lg.nativeStderrTo(os.devnull):  # TensorFlow's C++ start-up notices, hidden as the notebook hides them
+    import runs
+    import storage
+    from agent import Agent, Resign, askForColumn, oneHot, parseColumn
+    from boards import BOARD_BLUE, RED, boardFigure, boardSvg, boardText, newFigure, sideText
+    from config import DEFAULT, STRONG, Config
+    from game import ACTION_SIZE, COLUMNS, Game, GameState, columnOf
+    from thinking import Thinking, thinkingHtml, thinkingTable, thinkingText
 
 
 # -- loading a player ----------------------------------------------------------------------
@@ -469,28 +477,18 @@ def inspectMove(agent: Agent, moves: str, sims: int | None = None) -> Inspection
 
 
 # -- the terminal ------------------------------------------------------------------------------
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
-    return value
-
-
 def main(argv=None, input_fn=None, output_fn=print) -> Match:
     """``python -m play``: a game in the terminal against a saved version of the run."""
-    parser = argparse.ArgumentParser(prog="python -m play",
-                                     description="Play Connect Four against a saved version of the run.")
-    parser.add_argument("--version", type=int, default=None,
-                        help="version to play (default: the run's best; 0: an untrained network)")
-    parser.add_argument("--run-folder", default=None, help="run folder (default: the config's RUN_FOLDER)")
-    parser.add_argument("--sims", type=_positive, default=None,
-                        help="MCTS simulations per agent move (default: the run's PLAY_SIMS; 0 there: its MCTS_SIMS)")
-    parser.add_argument("--second", action="store_true", help="let the agent move first")
-    args = parser.parse_args(argv)
+    return playCommand(cli.PLAYING.parse_args(argv), input_fn, output_fn)
+
+
+def playCommand(args: argparse.Namespace, input_fn=None, output_fn=print) -> Match:
+    """The game the command line's arguments (`cli.PLAYING`'s) ask for; a version that
+    cannot be played ends the command with the project's message."""
     try:
         agent = loadPlayer(args.version, args.run_folder, args.sims, say=output_fn)
     except (ValueError, storage.RunFileError) as exc:
-        parser.error(str(exc))
+        cli.PLAYING.error(str(exc))
     output_fn(f"Playing version {args.version if args.version is not None else 'best'} with "
               f"{agent.MCTSsimulations} simulations per move.")
     colour = output_fn is print and sys.stdout.isatty()
@@ -499,4 +497,4 @@ def main(argv=None, input_fn=None, output_fn=print) -> Match:
 
 
 if __name__ == "__main__":
-    main()
+    playCommand(ARGUMENTS)

@@ -514,7 +514,7 @@ def test_terminal_training_resumes_a_run_with_progress_bars(tmp_path, tiny_cfg, 
         funcs.main(["--iterations", "0"])
     with pytest.raises(SystemExit):
         funcs.main(["--hours", "0"])
-    assert "--hours must be positive" in capsys.readouterr().err
+    assert "argument --hours: must be a positive number, got 0" in capsys.readouterr().err
     funcs.main(["--hours", "1e-9", "--run-folder", str(folder), "--no-progress"])  # its time is spent already
     assert runs.readCheckpoint(folder)["iteration"] == 1
     loggers.disable_all()

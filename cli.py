@@ -1,0 +1,50 @@
+"""The arguments of the terminal commands: ``python -m funcs`` (training) and
+``python -m play`` (a game against a saved version).
+
+The parsers live here, in a module that imports nothing heavy (argparse and the
+config), so that each command answers --help, or refuses a wrong argument, before
+it imports TensorFlow (seconds): `funcs` and `play`, run as commands, parse their
+arguments before their other imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from config import PRESETS
+
+
+def positive(kind):
+    """An argparse type: a number of `kind` (int, float) above 0."""
+    def parse(text: str):
+        value = kind(text)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+        return value
+    parse.__name__ = kind.__name__  # argparse names the kind in "invalid int value: 'x'"
+    return parse
+
+
+TRAINING = argparse.ArgumentParser(prog="python -m funcs",
+                                   description="Train the Connect Four agent (the notebook's training cell).")
+TRAINING.add_argument("--iterations", type=positive(int), default=None,
+                      help="iterations to run (default: until Ctrl-C)")
+TRAINING.add_argument("--hours", type=positive(float), default=None,
+                      help="stop once the run's training time (its iterations' phase times) reaches this")
+TRAINING.add_argument("--preset", choices=sorted(PRESETS), default="default",
+                      help="configuration of a new run (a resumed run keeps its own config.json)")
+TRAINING.add_argument("--run-folder", default=None, help="run folder (default: the preset's RUN_FOLDER)")
+TRAINING.add_argument("--no-progress", action="store_true", help="no progress bars (for a log file)")
+TRAINING.add_argument("--workers", type=int, default=None,
+                      help="Ray workers that play the games (default: the preset's WORKERS; 0: this process)")
+TRAINING.add_argument("--ray-address", default=None,
+                      help="the Ray cluster the workers run on, host:port (default: a local Ray)")
+
+PLAYING = argparse.ArgumentParser(prog="python -m play",
+                                  description="Play Connect Four against a saved version of the run.")
+PLAYING.add_argument("--version", type=int, default=None,
+                     help="version to play (default: the run's best; 0: an untrained network)")
+PLAYING.add_argument("--run-folder", default=None, help="run folder (default: the config's RUN_FOLDER)")
+PLAYING.add_argument("--sims", type=positive(int), default=None,
+                     help="MCTS simulations per agent move (default: the run's PLAY_SIMS; 0 there: its MCTS_SIMS)")
+PLAYING.add_argument("--second", action="store_true", help="let the agent move first")

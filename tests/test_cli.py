@@ -1,0 +1,76 @@
+"""The terminal commands, run as a person runs them: ``python -m funcs`` and
+``python -m play`` answer --help and wrong arguments without importing TensorFlow,
+and print none of TensorFlow's start-up notices."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import runs
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTICES = ("oneDNN custom operations", "This TensorFlow binary is optimized", "absl::InitializeLog",
+           "port.cc:", "cpu_feature_guard", "I0000 ")
+"""What TensorFlow's C++ layer writes at start-up (and each of its log lines starts with)."""
+ANSWERED = """
+import runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_module(sys.argv[0], run_name="__main__")
+except SystemExit as exit_:
+    print("exit", exit_.code)
+print("imported:", *[name for name in ("tensorflow", "keras") if name in sys.modules])
+"""
+"""A child that runs a command (`python -m <module> args...`) and says how it exited
+and which heavy modules it imported."""
+
+
+def command(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """`python *args` from the project folder, in the environment a terminal gives
+    (not the one the tests' imports set up)."""
+    env = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, input=stdin, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("module, usage", [("funcs", "usage: python -m funcs [-h] [--iterations ITERATIONS]"),
+                                           ("play", "usage: python -m play [-h] [--version VERSION]")])
+def test_help_answers_without_importing_tensorflow(module, usage):
+    done = command("-c", ANSWERED, module, "--help")
+    assert done.stdout.startswith(usage) and "exit 0\nimported:\n" in done.stdout
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("module, args, message", [
+    ("funcs", ["--iterations", "0"], "argument --iterations: must be a positive number, got 0"),
+    ("funcs", ["--hours", "-1"], "argument --hours: must be a positive number, got -1"),
+    ("funcs", ["--preset", "weak"], "argument --preset: invalid choice: 'weak'"),
+    ("play", ["--sims", "x"], "argument --sims: invalid int value: 'x'"),
+])
+def test_a_wrong_argument_is_refused_without_importing_tensorflow(module, args, message):
+    done = command("-c", ANSWERED, module, *args)
+    assert done.stdout == "exit 2\nimported:\n"
+    assert message in done.stderr and not any(notice in done.stderr for notice in NOTICES)
+
+
+def test_training_in_a_terminal_prints_no_tensorflow_notices(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(folder), EPISODES=2, MCTS_SIMS=4, MIN_MEMORY_SIZE=32),
+                 say=lambda _: None)
+    done = command("-m", "funcs", "--iterations", "1", "--run-folder", str(folder), "--no-progress")
+    assert done.returncode == 0 and "iteration 1: " in done.stdout
+    assert not any(notice in done.stdout + done.stderr for notice in NOTICES)
+    assert done.stderr == ""
+
+
+def test_playing_in_a_terminal_prints_no_tensorflow_notices(run_folder):
+    done = command("-m", "play", "--run-folder", str(run_folder), "--sims", "2", stdin="4\nq\n")
+    assert done.returncode == 0 and done.stdout.startswith("Playing version best with 2 simulations per move.\n")
+    assert done.stdout.endswith("You resigned after 2 moves: the agent wins.\n")
+    assert not any(notice in done.stdout + done.stderr for notice in NOTICES)
+    assert done.stderr == ""
