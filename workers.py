@@ -19,10 +19,11 @@ in episode order, then retrains and promotes as without workers.
   it must play with and where to fetch it; a worker that holds another version fetches
   and loads that one first, so it never plays with a stale network.
 - Faults: a worker that dies mid-match (killed, out of memory, its machine gone) is
-  dropped and its unfinished games are dealt to the others; games it had sent back are
-  kept, and each game is counted once.  With no worker left the match raises
-  `WorkersLost`: the iteration is not recorded, and training again resumes from the
-  last finished iteration, as after any crash.
+  dropped, said in the project's words (which worker, what ended it, what follows:
+  Ray's own raw report stays in its log files), and its unfinished games are dealt to
+  the others; games it had sent back are kept, and each game is counted once.  With
+  no worker left the match raises `WorkersLost`: the iteration is not recorded, and
+  training again resumes from the last finished iteration, as after any crash.
 - Logs: each game's main / tourney log lines are kept by its worker and written to the
   learner's log when the game is scored.  The MCTS log is not written for games
   played by workers.
@@ -67,13 +68,17 @@ class WorkersLost(RuntimeError):
 def startRay(address: str | None = None) -> None:
     """Start a local Ray on this machine's CPUs (`address` None), without the
     dashboard, or join the cluster at `address` (see the README); quiet either way:
-    warnings only, and the workers' own output (TensorFlow's start-up chatter) stays
-    in Ray's log files instead of the learner's output."""
+    warnings only, and the workers' own output (TensorFlow's start-up chatter) and
+    Ray's raw reports of their deaths stay in Ray's log files instead of the
+    learner's output (the pool says a death in its own words)."""
     if address is None:
         ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, logging_level=logging.WARNING,
                  log_to_driver=False)
     else:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    # log_to_driver covers only the workers' output: the raylet's messages (a worker's death) are printed by a
+    # thread of the driver behind this switch, which Ray has no public setting for (ray.util.rpdb sets it too).
+    ray._private.worker._worker_logs_enabled = False
 
 
 @dataclass(frozen=True)
@@ -215,6 +220,8 @@ class Pool:
         self.size = workers
         self.actors = [Worker.options(scheduling_strategy="SPREAD").remote(matchEpisodes, playEpisodes)
                        for _ in range(workers)]
+        self.numbers = {actor: number for number, actor in enumerate(self.actors, start=1)}
+        """Each worker's number (1..workers), to name it when it dies."""
         self.say = say
         self.positionsEvaluated = 0
         """Positions the workers' networks evaluated for the games that came back."""
@@ -309,8 +316,8 @@ class Pool:
             yield episode
 
     def _lost(self, actor, error: Exception, streams: dict, games: dict, episodes: int, deal) -> None:
-        """A worker died: drop it and deal its unfinished games (of every call it was
-        given) to the others; with none left, raise WorkersLost."""
+        """A worker died: drop it, say so (through `say`) and deal its unfinished games
+        (of every call it was given) to the others; with none left, raise WorkersLost."""
         unfinished = sorted({e for owner, share in streams.values() if owner == actor for e in share
                              if e not in games})
         for stream in [stream for stream, (owner, _) in streams.items() if owner == actor]:
@@ -319,10 +326,25 @@ class Pool:
         self.actors = [other for other in self.actors if other != actor]
         if not self.actors:
             raise WorkersLost(
-                f"all {self.size} Ray workers have died (the last: {type(error).__name__}); {episodes - len(games)} "
-                f"of the match's {episodes} games were not played.  The iteration is not recorded: training again "
-                f"resumes from the last finished iteration (check the worker machines with `ray status`).")
-        self.say(f"A Ray worker died ({type(error).__name__}): its {len(unfinished)} unfinished games are played "
-                 f"again by the {len(self.actors)} other workers.")
+                f"all {self.size} Ray workers have died (the last, worker {self.numbers[actor]}: {deathCause(error)}); "
+                f"{episodes - len(games)} of the match's {episodes} games were not played.  The iteration is not "
+                f"recorded: training again resumes from the last finished iteration (check the worker machines with "
+                f"`ray status`).")
+        left = len(self.actors)
+        self.say(f"Ray worker {self.numbers[actor]} of {self.size} died ({deathCause(error)}): its {len(unfinished)} "
+                 f"unfinished games of this match are played again by the {left} worker{'s' * (left > 1)} left, "
+                 f"which play every game from now on.")
         self.replayed += len(unfinished)
         deal(unfinished)
+
+
+def deathCause(error: Exception) -> str:
+    """What ended a worker, in words, from the error a call to it raised (one of
+    WORKER_DIED); the error's name stays, to look it up in Ray's log files."""
+    if isinstance(error, OutOfMemoryError):
+        cause = "its machine ran low on memory and Ray stopped it"
+    elif isinstance(error, NodeDiedError):
+        cause = "its machine left the Ray cluster"
+    else:
+        cause = "its process was killed or crashed"
+    return f"{cause}; Ray's {type(error).__name__}"

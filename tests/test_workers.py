@@ -11,7 +11,10 @@ bit for bit those played in one process.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -139,7 +142,7 @@ def test_more_workers_than_free_cpus_are_refused_by_name(pool, tiny_cfg, tmp_pat
     loggers.disable_all()
 
 
-def test_killed_workers_games_are_played_again_once_and_none_left_is_an_error(pool, tiny_cfg):
+def test_killed_workers_games_are_played_again_once_and_none_left_is_an_error(pool, tiny_cfg, capfd):
     cfg = tiny_cfg.replace(MCTS_SIMS=4)
     network = helpers.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
     episodes, base = 8, 12345
@@ -148,19 +151,28 @@ def test_killed_workers_games_are_played_again_once_and_none_left_is_an_error(po
     for _ in funcs.playEpisodes(alone):
         pass
     assert len(pool.actors) == 2
-    back, killed = [], []
+    pids = ray.get([actor.__ray_call__.remote(lambda worker: os.getpid()) for actor in pool.actors])
+    back, killed, said = [], [], []
+    pool.say = said.append
 
     def killTheOther(episode):
-        """On the first game back, kill the other worker (games are dealt alternately),
-        whose games are then still being played."""
+        """On the first game back, kill the other worker's process (games are dealt
+        alternately), whose games are then still being played."""
         back.append(episode.index)
         if not killed:
             killed.append(pool.actors[1 - episode.index % 2])
-            ray.kill(killed[0])
+            os.kill(pids[1 - episode.index % 2], signal.SIGKILL)
 
     played = list(pool.playMatch(agent, agent, episodes, base, QUIET, 2, Memory(5000), 0, killTheOther))
     assert len(pool.actors) == 1 and killed[0] not in pool.actors
     assert pool.replayed >= 1
+    number = pool.numbers[killed[0]]
+    assert said == [f"Ray worker {number} of 2 died (its process was killed or crashed; Ray's ActorDiedError): its "
+                    f"{pool.replayed} unfinished games of this match are played again by the 1 worker left, which "
+                    f"play every game from now on."]
+    time.sleep(2)  # Ray's own report of the death, had it been printed, comes from a thread of its own
+    out, err = capfd.readouterr()
+    assert "(raylet)" not in out + err and "A worker died" not in out + err
     assert sorted(back) == list(range(episodes))  # every game came back once: counted once, none lost
     assert [episode.index for episode in played] == list(range(episodes))
     for episode, expected in zip(played, alone):
@@ -171,7 +183,8 @@ def test_killed_workers_games_are_played_again_once_and_none_left_is_an_error(po
         if pool.actors:
             ray.kill(pool.actors[0])
 
-    with pytest.raises(workers.WorkersLost, match=r"all 2 Ray workers have died.*of the match's 8 games were not "
+    with pytest.raises(workers.WorkersLost, match=r"all 2 Ray workers have died \(the last, worker \d: its process "
+                                                  r"was killed or crashed.*of the match's 8 games were not "
                                                   r"played.*resumes from the last finished iteration"):
         list(pool.playMatch(agent, agent, episodes, base, QUIET, 2, Memory(5000), 0, killTheLast))
     assert pool.actors == []
