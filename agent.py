@@ -420,7 +420,7 @@ class Agent:
                                  batch_size=cfg.FIT_BATCH_SIZE)
             history = fit.history
             self.train_overall_loss.append(round(history["loss"][-1], 4))
-            self.train_value_loss.append(round(history["value_head_loss"][-1], 4))
+            self.train_value_loss.append(round(history[self.model.valueLossName][-1], 4))
             self.train_policy_loss.append(round(history["policy_head_loss"][-1], 4))
         self.model.printWeightAverages()
         return {"loss": self.train_overall_loss[-1], "value_loss": self.train_value_loss[-1],

@@ -10,6 +10,7 @@ arguments before their other imports.
 from __future__ import annotations
 
 import argparse
+import json
 
 from config import PRESETS
 
@@ -23,6 +24,18 @@ def positive(kind):
         return value
     parse.__name__ = kind.__name__  # argparse names the kind in "invalid int value: 'x'"
     return parse
+
+
+def setting(text: str) -> tuple[str, object]:
+    """An argparse type: NAME=VALUE as (NAME, VALUE), VALUE read as JSON where it is
+    JSON (64, 0.5, true, [[1, 2]]) and kept as a string otherwise (wdl)."""
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name.strip(), json.loads(value)
+    except ValueError:
+        return name.strip(), value
 
 
 TRAINING = argparse.ArgumentParser(prog="python -m funcs",
@@ -39,6 +52,13 @@ TRAINING.add_argument("--workers", type=int, default=None,
                       help="Ray workers that play the games (default: the preset's WORKERS; 0: this process)")
 TRAINING.add_argument("--ray-address", default=None,
                       help="the Ray cluster the workers run on, host:port (default: a local Ray)")
+
+TRAINING.add_argument("--branch-from", default=None, metavar="RUN_FOLDER",
+                      help="first start --run-folder (which must hold no run) as a branch of this run, where its "
+                           "checkpoint says, with the --set changes (runs.branchRun)")
+TRAINING.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
+                      help="with --branch-from: a config value of the branch, VALUE as JSON or as a plain "
+                           "string (repeatable; e.g. --set VALUE_HEAD=wdl --set MCTS_SIMS=64)")
 
 PLAYING = argparse.ArgumentParser(prog="python -m play",
                                   description="Play Connect Four against a saved version of the run.")

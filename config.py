@@ -24,6 +24,8 @@ ENGINES = ("auto", "tensorflow", "openvino")
 """The values of INFERENCE: the engines that can evaluate the network for the search."""
 PRECISIONS = ("auto", "f32", "bf16")
 """The values of INFERENCE_PRECISION."""
+VALUE_HEADS = ("tanh", "wdl")
+"""The values of VALUE_HEAD."""
 
 
 class ConfigError(ValueError):
@@ -151,6 +153,12 @@ class Config:
     """The value target of a position is (1 - w) * z + w * q: z the game's result, q
     the search's value of the move played (both for the player to move).  0 is the
     tutorial (z only)."""
+    VALUE_HEAD: str = "tanh"
+    """What the value head predicts, for the player to move: "tanh" (the tutorial: one
+    number in [-1, 1], trained by mean squared error against the value target) or
+    "wdl" (the probabilities of a win, a draw and a loss, trained by cross-entropy;
+    the search reads their expectation P(win) - P(loss)).  A tanh head cannot tell a
+    drawn position from an unclear one (both near 0); a WDL head says which."""
     MERGE_DUPLICATES: bool = False
     """Retraining samples distinct positions: the rows of a position that occurs
     several times in memory are merged into one, with their policy and value targets
@@ -303,6 +311,8 @@ class Config:
             raise ConfigError(f"GUMBEL_C_SCALE must be positive, got {self.GUMBEL_C_SCALE}")
         if not 0 <= self.VALUE_TARGET_Q_WEIGHT <= 1:
             raise ConfigError(f"VALUE_TARGET_Q_WEIGHT must lie in [0, 1], got {self.VALUE_TARGET_Q_WEIGHT}")
+        if self.VALUE_HEAD not in VALUE_HEADS:
+            raise ConfigError(f"VALUE_HEAD must be one of {VALUE_HEADS}, got {self.VALUE_HEAD!r}")
         for name in ["MERGE_DUPLICATES", "TENSORBOARD"]:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")

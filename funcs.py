@@ -502,6 +502,12 @@ def trainCommand(args: argparse.Namespace) -> None:
     try:
         cfg = cfg.replace(WORKERS=cfg.WORKERS if args.workers is None else args.workers,
                           RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS)
+        if args.set and args.branch_from is None:
+            raise ConfigError("--set changes the config of a branch: give --branch-from too")
+        if args.branch_from is not None:
+            if args.run_folder is None:
+                raise ConfigError("--branch-from needs --run-folder, the new folder of the branch")
+            runs.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set))
         if cfg.WORKERS > 0:  # Ray's module, only when workers play (as in `workerPool`)
             import workers
             stops += (workers.WorkersLost,)

@@ -3,8 +3,9 @@
 The search's policy is the policy target (the visit distribution, or with the Gumbel
 root search its improved policy from completed Q-values); illegal moves are marked with
 POLICY_NOT_LEGAL so that the loss leaves them out of the softmax.  The value target is
-the game's result z, optionally mixed with the search's q.  Values are for the player
-to move in the position the row describes.
+the game's result z, optionally mixed with the search's q: one number for a tanh value
+head, a distribution over (win, draw, loss) for a WDL head (`wdlTargets`).  Values are
+for the player to move in the position the row describes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,28 @@ def valueTargets(minibatch, qWeight: float = 0.0) -> np.ndarray:
     if not qWeight:
         return z
     q = np.array([row["q"] for row in minibatch], dtype=np.float32)
+    return (1 - qWeight) * z + qWeight * q
+
+
+def outcomeDistribution(values) -> np.ndarray:
+    """(win, draw, loss) probabilities, shape (n, 3), whose expectation P(win) - P(loss)
+    is each of `values` (in [-1, 1], for the player to move): a result -1, 0 or 1 is
+    its one-hot outcome; a value in between shares its weight between the draw and
+    the outcome on its side (0.4 -> 0.4 win, 0.6 draw)."""
+    values = np.clip(np.asarray(values, dtype=np.float32), -1.0, 1.0)
+    return np.stack([np.maximum(values, 0.0), 1.0 - np.abs(values), np.maximum(-values, 0.0)], axis=-1)
+
+
+def wdlTargets(minibatch, qWeight: float = 0.0) -> np.ndarray:
+    """(win, draw, loss) targets for memory rows, shape (n, 3): (1 - qWeight) times the
+    game's outcome (a merged row's `z_wdl`, the mean of its games' outcomes, else the
+    one-hot of its z) plus qWeight times `outcomeDistribution` of the search's q.
+    Their expectation is `valueTargets`'s value target."""
+    z = np.stack([np.asarray(row["z_wdl"], dtype=np.float32) if "z_wdl" in row
+                  else outcomeDistribution(row["value"]) for row in minibatch])
+    if not qWeight:
+        return z
+    q = outcomeDistribution([row["q"] for row in minibatch])
     return (1 - qWeight) * z + qWeight * q
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 import storage
 from game import CELLS, GameState
+from loss import outcomeDistribution
 
 _FIELDS = {"board": ((CELLS,), np.int8), "playerTurn": ((), np.int8),
            "AV": ((CELLS,), np.float32), "value": ((), np.float32)}
@@ -111,7 +112,9 @@ class Memory:
 
 def mergedRows(rows) -> list[dict]:
     """One row per distinct position of `rows` (first occurrence order), its search
-    policy, z and q each the mean over that position's rows."""
+    policy, z and q each the mean over that position's rows; a merged row also keeps
+    `z_wdl`, the share of its games won, drawn and lost (a WDL head's target: a mean z
+    of 0 may be all draws or half wins and half losses)."""
     groups: dict[int, list[dict]] = {}
     for row in rows:
         groups.setdefault(row["id"], []).append(row)
@@ -120,8 +123,9 @@ def mergedRows(rows) -> list[dict]:
         if len(group) == 1:
             merged.append(group[0])
             continue
+        values = [row["value"] for row in group]
         merged.append({**group[0], "AV": np.mean([row["AV"] for row in group], axis=0),
-                       "value": float(np.mean([row["value"] for row in group])),
+                       "value": float(np.mean(values)), "z_wdl": outcomeDistribution(values).mean(axis=0),
                        "q": float(np.mean([row["q"] for row in group]))})
     return merged
 

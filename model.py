@@ -3,8 +3,11 @@
 Input: (2, 6, 7) per position, channel 0 the player to move's stones, channel 1 the
 opponent's (see `GameState.binary`).  TensorFlow has no channels-first convolution on
 CPU, so the model permutes to (6, 7, 2) first and is channels-last inside.
-Outputs: `value_head` (tanh, the expected result for the player to move) and
-`policy_head` (42 logits, one per cell).
+Outputs: `value_head` (the expected result for the player to move, in [-1, 1]) and
+`policy_head` (42 logits, one per cell).  With VALUE_HEAD "wdl" the value head ends in
+`wdl_head`, three logits for a win, a draw and a loss, and `value_head` is their
+expectation P(win) - P(loss) (a softmax, then a fixed dot product with (1, 0, -1)):
+the search and every engine read the same two outputs whichever the head.
 """
 
 from __future__ import annotations
@@ -25,7 +28,11 @@ import loggers  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT  # noqa: E402
 from game import networkInputs  # noqa: E402
-from loss import policyTargets, softmax_cross_entropy_with_logits, valueTargets  # noqa: E402
+from loss import policyTargets, softmax_cross_entropy_with_logits, valueTargets, wdlTargets  # noqa: E402
+
+
+EXPECTED_RESULT = np.array([[1.0], [0.0], [-1.0]], dtype=np.float32)
+"""The fixed weights that turn (P(win), P(draw), P(loss)) into the expected result."""
 
 
 class Gen_Model:
@@ -41,6 +48,12 @@ class Gen_Model:
         self.run_folder = DEFAULT.path("RUN_FOLDER") if run_folder is None else run_folder
         self.archive_folder = DEFAULT.path("RUN_ARCHIVE_FOLDER") if archive_folder is None else archive_folder
         self.model: keras.Model | None = None
+        """The network the search, saving and loading see: outputs (value_head, policy_head)."""
+        self.trainingModel: keras.Model | None = None
+        """The same layers with the outputs retraining fits (compiled with the losses):
+        `model` itself for a tanh value head, (wdl_head, policy_head) for a WDL head."""
+        self.valueHeadKind = "tanh"
+        """VALUE_HEAD: "tanh" or "wdl"."""
         self.inference = inference
         """The config's INFERENCE and INFERENCE_PRECISION: which engine evaluates the
         network for the search (see `inference.resolve`)."""
@@ -86,7 +99,7 @@ class Gen_Model:
 
     def setLearningRate(self, rate: float) -> None:
         """Use SGD learning rate `rate` in the next fits (a schedule's step)."""
-        self.model.optimizer.learning_rate.assign(rate)
+        self.trainingModel.optimizer.learning_rate.assign(rate)
 
     def fit(self, states, targets, epochs, verbose, validation_split, batch_size) -> keras.callbacks.History:
         """Train on `states` / `targets` (dict by head): `epochs` passes in shuffled
@@ -97,8 +110,8 @@ class Gen_Model:
         the shuffle draws from numpy's seeded global generator."""
         self.weightsChanged()
         if validation_split or verbose:
-            return self.model.fit(states, targets, epochs=epochs, verbose=verbose,
-                                  validation_split=validation_split, batch_size=batch_size)
+            return self.trainingModel.fit(states, targets, epochs=epochs, verbose=verbose,
+                                          validation_split=validation_split, batch_size=batch_size)
         history = keras.callbacks.History()
         history.history = {}
         n = len(states)
@@ -108,19 +121,32 @@ class Gen_Model:
             totals: dict[str, float] = {}
             for start in range(0, n, batch_size):
                 rows = order[start:start + batch_size]
-                logs = self.model.train_on_batch(states[rows], {head: target[rows] for head, target in targets.items()},
-                                                 return_dict=True)
+                logs = self.trainingModel.train_on_batch(states[rows],
+                                                         {head: target[rows] for head, target in targets.items()},
+                                                         return_dict=True)
                 for name, value in logs.items():
                     totals[name] = totals.get(name, 0.0) + float(value) * len(rows)
             for name, total in totals.items():
                 history.history.setdefault(name, []).append(total / n)
         return history
 
+    @property
+    def valueLossName(self) -> str:
+        """The value head's loss in a fit's history: value_head_loss (tanh) or
+        wdl_head_loss (WDL)."""
+        return "wdl_head_loss" if self.valueHeadKind == "wdl" else "value_head_loss"
+
     def trainingData(self, minibatch, qWeight: float = 0.0):
-        """(model inputs, {'value_head', 'policy_head'} targets) for memory rows; the
-        value target is (1 - qWeight) * z + qWeight * q (`loss.valueTargets`)."""
+        """(model inputs, targets by output of `trainingModel`) for memory rows: the
+        policy target, and the value target (1 - qWeight) * z + qWeight * q as one
+        number (`loss.valueTargets`) or, for a WDL head, as win/draw/loss
+        probabilities with that expectation (`loss.wdlTargets`)."""
         states = self.convertToModelInputs([row["state"] for row in minibatch])
-        targets = {"value_head": valueTargets(minibatch, qWeight), "policy_head": policyTargets(minibatch)}
+        targets = {"policy_head": policyTargets(minibatch)}
+        if self.valueHeadKind == "wdl":
+            targets["wdl_head"] = wdlTargets(minibatch, qWeight)
+        else:
+            targets["value_head"] = valueTargets(minibatch, qWeight)
         return states, targets
 
     def modelPath(self, version: int):
@@ -191,20 +217,21 @@ class Residual_CNN(Gen_Model):
 
     def __init__(self, reg_const: float, learning_rate: float, input_dim, output_dim, hidden_layers,
                  momentum: float = 0.9, run_folder=None, archive_folder=None, inference: str = "auto",
-                 precision: str = "auto"):
+                 precision: str = "auto", value_head: str = "tanh"):
         super().__init__(reg_const, learning_rate, input_dim, output_dim, run_folder, archive_folder,
                          inference, precision)
         self.hidden_layers = hidden_layers
         self.num_layers = len(hidden_layers)
         self.momentum = momentum
-        self.model = self._build_model()
+        self.valueHeadKind = value_head
+        self.model, self.trainingModel = self._build_model()
 
     @classmethod
     def fromConfig(cls, cfg, input_dim, output_dim, run_folder=None) -> "Residual_CNN":
         """The network `cfg` describes, writing to `run_folder` (default cfg's RUN_FOLDER)."""
         return cls(cfg.REG_CONST, cfg.LEARNING_RATE, input_dim, output_dim, cfg.HIDDEN_CNN_LAYERS,
                    cfg.MOMENTUM, cfg.path("RUN_FOLDER") if run_folder is None else run_folder,
-                   cfg.path("RUN_ARCHIVE_FOLDER"), cfg.INFERENCE, cfg.INFERENCE_PRECISION)
+                   cfg.path("RUN_ARCHIVE_FOLDER"), cfg.INFERENCE, cfg.INFERENCE_PRECISION, cfg.VALUE_HEAD)
 
     def _conv(self, x, filters, kernel_size):
         return layers.Conv2D(filters, kernel_size, padding="same", use_bias=False,
@@ -223,12 +250,20 @@ class Residual_CNN(Gen_Model):
         return layers.LeakyReLU()(x)
 
     def value_head(self, x):
+        """The value output; with a WDL head also its logits: (value, wdl logits or None)."""
         x = self.conv_layer(x, 1, (1, 1))
         x = layers.Flatten()(x)
         x = layers.Dense(20, use_bias=False, kernel_regularizer=regularizers.l2(self.reg_const))(x)
         x = layers.LeakyReLU()(x)
-        return layers.Dense(1, use_bias=False, activation="tanh",
-                            kernel_regularizer=regularizers.l2(self.reg_const), name="value_head")(x)
+        if self.valueHeadKind != "wdl":
+            return layers.Dense(1, use_bias=False, activation="tanh",
+                                kernel_regularizer=regularizers.l2(self.reg_const), name="value_head")(x), None
+        logits = layers.Dense(3, use_bias=False, kernel_regularizer=regularizers.l2(self.reg_const),
+                              name="wdl_head")(x)
+        expectation = layers.Dense(1, use_bias=False, trainable=False, name="value_head")
+        value = expectation(layers.Softmax(name="wdl_probabilities")(logits))
+        expectation.set_weights([EXPECTED_RESULT])
+        return value, logits
 
     def policy_head(self, x):
         x = self.conv_layer(x, 2, (1, 1))
@@ -236,18 +271,26 @@ class Residual_CNN(Gen_Model):
         return layers.Dense(self.output_dim, use_bias=False, activation="linear",
                             kernel_regularizer=regularizers.l2(self.reg_const), name="policy_head")(x)
 
-    def _build_model(self) -> keras.Model:
+    def _build_model(self) -> tuple[keras.Model, keras.Model]:
+        """(model, trainingModel): see `Gen_Model.model` and `Gen_Model.trainingModel`."""
         main_input = keras.Input(shape=self.input_dim, name="main_input")
         x = layers.Permute((2, 3, 1), name="to_channels_last")(main_input)
         first, *rest = self.hidden_layers
         x = self.conv_layer(x, first["filters"], first["kernel_size"])
         for h in rest:
             x = self.residual_layer(x, h["filters"], h["kernel_size"])
-        model = keras.Model(inputs=main_input, outputs=[self.value_head(x), self.policy_head(x)])
-        model.compile(loss={"value_head": "mean_squared_error", "policy_head": softmax_cross_entropy_with_logits},
-                      optimizer=keras.optimizers.SGD(learning_rate=self.learning_rate, momentum=self.momentum),
-                      loss_weights={"value_head": 0.5, "policy_head": 0.5})
-        return model
+        value, wdl_logits = self.value_head(x)
+        policy = self.policy_head(x)
+        model = keras.Model(inputs=main_input, outputs=[value, policy])
+        if wdl_logits is None:
+            training, value_loss = model, {"value_head": "mean_squared_error"}
+        else:
+            training = keras.Model(inputs=main_input, outputs=[wdl_logits, policy])
+            value_loss = {"wdl_head": keras.losses.CategoricalCrossentropy(from_logits=True)}
+        training.compile(loss={**value_loss, "policy_head": softmax_cross_entropy_with_logits},
+                         optimizer=keras.optimizers.SGD(learning_rate=self.learning_rate, momentum=self.momentum),
+                         loss_weights={name: 0.5 for name in [*value_loss, "policy_head"]})
+        return model, training
 
     def convertToModelInput(self, state) -> np.ndarray:
         """The (2, 6, 7) network input of a position, for its player to move (the
@@ -257,3 +300,49 @@ class Residual_CNN(Gen_Model):
     def convertToModelInputs(self, states) -> np.ndarray:
         """The (n, 2, 6, 7) network inputs of many positions, built at once."""
         return networkInputs(states).reshape(len(states), *self.input_dim)
+
+
+TANH_TO_WDL_SCALE = 1.5
+"""A tanh value head's last weights w become WDL logits (1.5 w, 0, -1.5 w): their
+expectation P(win) - P(loss) then has tanh's slope at 0 (2/3 of the logit times 1.5)
+and stays within 0.02 of tanh(w.x) up to |tanh| = 0.95."""
+
+
+def transferWeights(source: keras.Model, target: keras.Model) -> None:
+    """Give `target` the weights of `source`, a network of the same trunk and policy
+    head: layers are paired in order among those of the same kind and weight shapes
+    (the layer names differ between processes).  A tanh value head becomes a WDL one:
+    its last weights w turn into the logits (1.5 w, 0, -1.5 w) (`TANH_TO_WDL_SCALE`),
+    so the new network starts from the old one's judgement.  Raises
+    storage.ModelMismatchError when a layer of either has no counterpart (another
+    trunk, or a WDL head asked to become a tanh one)."""
+    fromWdl, toWdl = (any(layer.name == "wdl_head" for layer in m.layers) for m in (source, target))
+    pending: dict[tuple, list[list[np.ndarray]]] = {}
+    for layer in _transferable(source, fromWdl):
+        weights = layer.get_weights()
+        if toWdl and not fromWdl and layer.name == "value_head":
+            (w,) = weights
+            weights = [np.concatenate([w, np.zeros_like(w), -w], axis=1) * TANH_TO_WDL_SCALE]
+        pending.setdefault(_weightKey(layer.__class__, weights), []).append(weights)
+    for layer in _transferable(target, toWdl):
+        queue = pending.get(_weightKey(layer.__class__, layer.get_weights()))
+        if not queue:
+            raise storage.ModelMismatchError(f"the source network has no weights for layer {layer.name} "
+                                             f"({[w.shape for w in layer.get_weights()]}): {_OTHER_SHAPE}")
+        layer.set_weights(queue.pop(0))
+    unused = [key for key, queue in pending.items() for _ in queue]
+    if unused:
+        raise storage.ModelMismatchError(f"the target network has no layer for the source's weights "
+                                         f"{unused[0][0]} {list(unused[0][1])}: {_OTHER_SHAPE}")
+
+
+_OTHER_SHAPE = "another trunk (HIDDEN_CNN_LAYERS), or a WDL head asked to become a tanh one"
+
+
+def _transferable(model: keras.Model, wdl: bool) -> list:
+    """The layers with weights of `model`, without a WDL head's fixed expectation."""
+    return [layer for layer in model.layers if layer.weights and not (wdl and layer.name == "value_head")]
+
+
+def _weightKey(kind: type, weights: list[np.ndarray]) -> tuple:
+    return kind.__name__, tuple(tuple(w.shape) for w in weights)

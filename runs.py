@@ -32,7 +32,7 @@ from agent import Agent, User
 from config import DEFAULT, Config
 from game import Game, GameState
 from memory import Memory
-from model import Residual_CNN
+from model import Residual_CNN, transferWeights
 
 
 def sayNow(text: str) -> None:
@@ -544,6 +544,45 @@ def _startFromArchive(folder: Path, run_cfg: Config, run_number: int, model_vers
     say(f"New run in {folder} from archived run {run_number}: model version {model_version}, "
         f"{len(memory)} positions in memory (memory version {memory_version}).")
     return run
+
+
+def branchRun(source, target, changes: dict, say=sayNow) -> Config:
+    """Start run folder `target` as a branch of the run in `source`, exactly where its
+    checkpoint says, with its config changed by `changes` (validated; ConfigError
+    names a wrong one): the same iteration counter, metrics (so the clock and the
+    learning-rate schedule go on), memory snapshot, best and current network.  Two
+    branches of one state, each with one change, compare that change alone.  The
+    networks are rebuilt from the new config with the old weights
+    (`model.transferWeights`: a tanh value head becomes a WDL head, the trunk and
+    policy head stay as they were).  `target` must hold no files of a run
+    (RunFileError otherwise); training in it then resumes the branch.  Returns the
+    branch's config."""
+    source, target = Path(source), Path(target)
+    held = storage.run_files(target)
+    if held:
+        raise storage.RunFileError(f"{target} already holds files of a run ({held[0].name}...): branch into an "
+                                   "empty or new folder")
+    checkpoint = readCheckpoint(source)
+    cfg = folderConfig(source).replace(**changes, RUN_FOLDER=str(target.resolve()))
+    network = _network(cfg, target)
+    versions = {storage.model_path(source, checkpoint["best_player_version"]):
+                storage.model_path(target, checkpoint["best_player_version"]),
+                storage.current_model_path(source): storage.current_model_path(target)}
+    for old, new in versions.items():
+        if old.exists():
+            transferWeights(storage.load_model(old, f"branch from another run: {old} cannot be read"), network.model)
+            storage.save_model(network.model, new)
+    if checkpoint["memory_iteration"] is not None:
+        memory = storage.memory_path(source, checkpoint["memory_iteration"])
+        storage.atomic_write(storage.memory_path(target, checkpoint["memory_iteration"]),
+                             lambda tmp: shutil.copyfile(memory, tmp), suffix=".npz")
+    rows = [row for row in readMetrics(source) if row["iteration"] <= checkpoint["iteration"]]
+    storage.write_text(storage.metrics_path(target), "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    storage.write_text(storage.config_path(target), cfg.to_json())
+    storage.write_json(storage.checkpoint_path(target), checkpoint)
+    say(f"Branched {source} at iteration {checkpoint['iteration']} (best version "
+        f"{checkpoint['best_player_version']}) into {target} with {changes}.")
+    return cfg
 
 
 def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path:

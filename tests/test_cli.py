@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import cli
 import runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,3 +75,20 @@ def test_playing_in_a_terminal_prints_no_tensorflow_notices(run_folder):
     assert done.stdout.endswith("You resigned after 2 moves: the agent wins.\n")
     assert not any(notice in done.stdout + done.stderr for notice in NOTICES)
     assert done.stderr == ""
+
+
+def test_branch_settings_are_read_as_json_or_as_text():
+    args = cli.TRAINING.parse_args(["--branch-from", "a", "--run-folder", "b", "--set", "VALUE_HEAD=wdl",
+                                    "--set", "MCTS_SIMS=64", "--set", "LEARNING_RATE_SCHEDULE=[[10, 0.1]]"])
+    assert args.set == [("VALUE_HEAD", "wdl"), ("MCTS_SIMS", 64), ("LEARNING_RATE_SCHEDULE", [[10, 0.1]])]
+    done = command("-c", ANSWERED, "funcs", "--set", "MCTS_SIMS")
+    assert done.stdout == "exit 2\nimported:\n" and "expected NAME=VALUE, got 'MCTS_SIMS'" in done.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--set", "MCTS_SIMS=64"], "--set changes the config of a branch: give --branch-from too"),
+    (["--branch-from", "run"], "--branch-from needs --run-folder, the new folder of the branch"),
+])
+def test_a_branch_without_its_source_or_folder_is_refused(args, message):
+    done = command("-m", "funcs", "--iterations", "1", *args)
+    assert done.returncode == 1 and message in done.stderr

@@ -13,7 +13,7 @@ import loggers
 import runs
 import storage
 from agent import Agent, User
-from config import Config
+from config import Config, ConfigError
 from game import Game
 from memory import Memory
 
@@ -232,3 +232,38 @@ def test_a_folder_holding_only_the_config_of_a_start_cut_short_starts_with_that_
     said = []
     run = runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(folder)), say=said.append)
     assert run.cfg == own and "start cut short" in said[0] and run.best_NN.model.layers[2].kernel.shape[-1] == 4
+
+
+# -- a branch of a run: the same state, one change --------------------------------------------
+def test_a_branch_goes_on_from_the_runs_state_with_its_change(trained_run, tmp_path):
+    source, cfg = runCopy(trained_run, tmp_path)
+    before = {path: path.read_bytes() for path in source.rglob("*") if path.is_file()}
+    target = tmp_path / "branch"
+    said = []
+    branch_cfg = runs.branchRun(source, target, {"VALUE_HEAD": "wdl", "MCTS_SIMS": 6}, say=said.append)
+    assert {path: path.read_bytes() for path in source.rglob("*") if path.is_file()} == before
+    assert branch_cfg == cfg.replace(VALUE_HEAD="wdl", MCTS_SIMS=6, RUN_FOLDER=str(target))
+    assert runs.folderConfig(target) == branch_cfg
+    assert runs.readCheckpoint(target) == runs.readCheckpoint(source)
+    assert runs.readMetrics(target) == runs.readMetrics(source)
+    snapshot = runs.readCheckpoint(source)["memory_iteration"]
+    assert storage.memory_path(target, snapshot).read_bytes() == storage.memory_path(source, snapshot).read_bytes()
+    assert said == [f"Branched {source} at iteration 3 (best version {runs.readCheckpoint(source)['best_player_version']})"
+                    f" into {target} with {{'VALUE_HEAD': 'wdl', 'MCTS_SIMS': 6}}."]
+    rows = funcs.train(1, branch_cfg, progress=False, say=lambda _: None)
+    loggers.disable_all()
+    assert [row["iteration"] for row in rows] == [4] and rows[0]["trained"]
+    assert len(runs.readMetrics(target)) == 4 and runs.readCheckpoint(target)["iteration"] == 4
+    resumed = runs.openRun(branch_cfg, say=lambda _: None)
+    assert resumed.best_NN.model.get_layer("wdl_head") is not None and resumed.cfg.VALUE_HEAD == "wdl"
+
+
+def test_a_branch_is_refused_over_a_run_or_with_a_wrong_change(trained_run, tmp_path):
+    source, _ = runCopy(trained_run, tmp_path)
+    with pytest.raises(storage.RunFileError, match="already holds files of a run .*: branch into an empty"):
+        runs.branchRun(source, source, {"VALUE_HEAD": "wdl"})
+    with pytest.raises(ConfigError, match="MCTS_SIMS must be positive, got 0"):
+        runs.branchRun(source, tmp_path / "branch", {"MCTS_SIMS": 0})
+    with pytest.raises(ConfigError, match=r"unknown config keys \['SIMS'\]"):
+        runs.branchRun(source, tmp_path / "branch", {"SIMS": 6})
+    assert storage.run_files(tmp_path / "branch") == []
