@@ -1,0 +1,142 @@
+"""Levers compared from one start: branches of a run trained the same iterations, each
+scored against perfect play.
+
+Run: .venv/bin/python benchmarks/levers.py --from F --out DIR --iterations N
+         [--set NAME=VALUE ...] [--baseline FOLDER] [--sims S] [--won W] [--drawn D]
+         [--limit L] [--pons-folder P]
+
+Two arms start from the run in F where its checkpoint says (iteration I):
+- the lever: DIR/lever, a branch of F (`runs.branchRun`) with the --set changes;
+- the baseline: DIR/baseline, a branch of F without changes, or --baseline FOLDER, a
+  run that went on from the same state (the shipped run itself, trained on), so that
+  its hours are not spent twice.
+Each arm is trained to iteration I + N (an arm already there is not trained again, and
+an interrupted one resumes: runs are crash-safe), then the version that was its best at
+iteration I + N is scored: mistake rates on Pons' sets (L positions each, the agent at
+S simulations) and whole games against the solver (W won and D drawn starts, S
+simulations).  One lever at a time, the same start and the same iterations: what
+differs is the lever.  Equal iterations, not equal clock hours, so that what else ran
+on the machine meanwhile does not favour either arm; the table gives each arm's hours.
+Printed: a table of both arms; written: DIR/levers.json.  Training never reads what
+is scored here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import keras  # noqa: E402
+from perfect import scoreVersion  # noqa: E402
+from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
+
+import cli  # noqa: E402
+import funcs  # noqa: E402
+import loggers  # noqa: E402
+import runs  # noqa: E402
+import storage  # noqa: E402
+from config import ConfigError  # noqa: E402
+from game import Game  # noqa: E402
+
+
+def trainArm(source: Path, folder: Path, changes: dict, until: int, say=print) -> None:
+    """Branch `source` into `folder` with `changes` unless `folder` holds the branch
+    already, then train it until its iteration `until`."""
+    if not storage.checkpoint_path(folder).exists():
+        runs.branchRun(source, folder, changes, say)
+    done = runs.readCheckpoint(folder)["iteration"]
+    if done < until:
+        say(f"training {folder} from iteration {done} to {until}")
+        funcs.train(until - done, runs.folderConfig(folder), progress=False, say=say)
+        loggers.disable_all()
+
+
+def versionAt(folder: Path, iteration: int) -> tuple[int, float, int]:
+    """(best version, training hours since the start, promotions) of the run in
+    `folder` as of `iteration` (its metrics rows)."""
+    rows = [row for row in runs.readMetrics(folder) if row["iteration"] <= iteration]
+    if not rows or rows[-1]["iteration"] != iteration:
+        raise ValueError(f"{folder} has not reached iteration {iteration} (its metrics end at "
+                         f"{rows[-1]['iteration'] if rows else 'none'})")
+    return rows[-1]["best_player_version"], runs.trainingHours(rows)[-1], sum(row["promoted"] for row in rows)
+
+
+def scoreArm(folder: Path, start: int, until: int, sims: int, won: int, drawn: int, limit: int,
+             pons_folder: Path) -> dict:
+    """What the arm in `folder` reached at iteration `until`, from `start`: its best
+    version, the hours and promotions since `start`, Pons' sets and whole games."""
+    version, hours, promotions = versionAt(folder, until)
+    _, start_hours, start_promotions = versionAt(folder, start)
+    cfg = runs.runConfig(folder)
+    keras.utils.set_random_seed(cfg.SEED)
+    player = runs.versionPlayer("evaluated", Game(), cfg, folder, version, mcts_simulations=sims)
+    pons = evaluateSets(player.model, cfg, sims, list(PONS_SETS), limit or None, pons_folder, say=print)
+    games = scoreVersion(folder, version, sims, won, drawn, max_moves=6, seed=0, classify=False, progress=False)
+    return {"folder": str(folder), "version": version, "iterations": until - start,
+            "hours": round(hours - start_hours, 3), "promotions": promotions - start_promotions,
+            "pons": {row["set"]: {"network": row["network"], "agent": row["agent"], "positions": row["positions"]}
+                     for row in pons},
+            "whole_games": games["summary"]}
+
+
+def leversTable(arms: dict[str, dict]) -> str:
+    """One line per arm: version, iterations, hours, promotions, whole-game shares
+    kept, then the agent's (and the raw network's) Pons mistakes per set."""
+    sets = list(PONS_SETS)
+    header = (f"{'arm':<9} {'version':>7} {'iters':>5} {'hours':>5} {'promo':>5} {'won kept':>8} {'drawn kept':>10}  "
+              + "  ".join(f"{PONS_SETS[s][0][:3]}-{PONS_SETS[s][1][:3]} agent/net" for s in sets))
+    lines = [header, "-" * len(header)]
+    for name, arm in arms.items():
+        games = arm["whole_games"]
+        shares = [f"{100 * games[k]['share']:.1f}%" if k in games else "-" for k in ("won", "drawn")]
+        cells = "  ".join(f"{arm['pons'][s]['agent']:8.1f}/{arm['pons'][s]['network']:<6.1f}" for s in sets)
+        lines.append(f"{name:<9} {arm['version']:>7} {arm['iterations']:>5} {arm['hours']:>5.2f} "
+                     f"{arm['promotions']:>5} {shares[0]:>8} {shares[1]:>10}  {cells}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from", dest="source", type=Path, required=True, help="the run both arms start from")
+    parser.add_argument("--out", type=Path, required=True, help="folder of the arms and of levers.json")
+    parser.add_argument("--iterations", type=cli.positive(int), required=True, help="iterations each arm trains")
+    parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
+                        help="the lever: a config value of the lever arm (repeatable)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a run that went on from the same state, scored as the baseline arm (default: a "
+                             "branch without changes, trained here)")
+    parser.add_argument("--sims", type=cli.positive(int), default=600, help="agent simulations (default 600)")
+    parser.add_argument("--won", type=int, default=250, help="won starts of the whole-game benchmark (default 250)")
+    parser.add_argument("--drawn", type=int, default=250, help="drawn starts (default 250)")
+    parser.add_argument("--limit", type=int, default=0, help="positions per Pons set (default 0: all 1,000)")
+    parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
+                        help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
+    args = parser.parse_args(argv)
+    if not args.set:
+        parser.error("give the lever: at least one --set NAME=VALUE")
+    try:
+        start = runs.readCheckpoint(args.source)["iteration"]
+        until = start + args.iterations
+        baseline = args.baseline or args.out / "baseline"
+        if args.baseline is None:
+            trainArm(args.source, baseline, {}, until)
+        trainArm(args.source, args.out / "lever", dict(args.set), until)
+        arms = {name: scoreArm(folder, start, until, args.sims, args.won, args.drawn, args.limit, args.pons_folder)
+                for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
+    except (ConfigError, ValueError, storage.RunFileError) as exc:
+        parser.error(str(exc))
+    record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set), "sims": args.sims,
+              "arms": arms}
+    storage.write_json(args.out / "levers.json", record)
+    print(f"From {args.source} at iteration {start}, {args.iterations} iterations each; lever {dict(args.set)}; "
+          f"agent at {args.sims} simulations:")
+    print(leversTable(arms))
+    return record
+
+
+if __name__ == "__main__":
+    main()
