@@ -14,6 +14,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from memory import outcomeDistribution
+
 POLICY_NOT_LEGAL = -1.0
 """Policy-target entry marking an illegal move (legal entries hold the search's policy)."""
 
@@ -44,15 +46,6 @@ def valueTargets(minibatch, qWeight: float = 0.0) -> np.ndarray:
         return z
     q = np.array([row["q"] for row in minibatch], dtype=np.float32)
     return (1 - qWeight) * z + qWeight * q
-
-
-def outcomeDistribution(values) -> np.ndarray:
-    """(win, draw, loss) probabilities, shape (n, 3), whose expectation P(win) - P(loss)
-    is each of `values` (in [-1, 1], for the player to move): a result -1, 0 or 1 is
-    its one-hot outcome; a value in between shares its weight between the draw and
-    the outcome on its side (0.4 -> 0.4 win, 0.6 draw)."""
-    values = np.clip(np.asarray(values, dtype=np.float32), -1.0, 1.0)
-    return np.stack([np.maximum(values, 0.0), 1.0 - np.abs(values), np.maximum(-values, 0.0)], axis=-1)
 
 
 def wdlTargets(minibatch, qWeight: float = 0.0) -> np.ndarray:

@@ -24,7 +24,6 @@ import numpy as np
 
 import storage
 from game import CELLS, GameState
-from loss import outcomeDistribution
 
 _FIELDS = {"board": ((CELLS,), np.int8), "playerTurn": ((), np.int8),
            "AV": ((CELLS,), np.float32), "value": ((), np.float32)}
@@ -108,6 +107,15 @@ class Memory:
             memory.ltmemory.append({"board": state.board, "state": state, "id": state.id,
                                     "AV": av, "playerTurn": int(turn), "value": float(value), "q": float(q)})
         return memory
+
+
+def outcomeDistribution(values) -> np.ndarray:
+    """(win, draw, loss) probabilities, shape (n, 3), whose expectation P(win) - P(loss)
+    is each of `values` (in [-1, 1], for the player to move): a result -1, 0 or 1 is
+    its one-hot outcome; a value in between shares its weight between the draw and
+    the outcome on its side (0.4 -> 0.4 win, 0.6 draw)."""
+    values = np.clip(np.asarray(values, dtype=np.float32), -1.0, 1.0)
+    return np.stack([np.maximum(values, 0.0), 1.0 - np.abs(values), np.maximum(-values, 0.0)], axis=-1)
 
 
 def mergedRows(rows) -> list[dict]:

@@ -9,8 +9,8 @@ import storage
 from agent import Agent
 from config import DEFAULT, STRONG, ConfigError
 from helpers import randomPositions
-from loss import outcomeDistribution, valueTargets, wdlTargets
-from memory import mergedRows
+from loss import valueTargets, wdlTargets
+from memory import mergedRows, outcomeDistribution
 from model import Residual_CNN, transferWeights
 
 
