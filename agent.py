@@ -68,8 +68,11 @@ def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[E
             return stop.value
 
 
-def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"]) -> list:
+def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
+                stop: Callable[[], bool] | None = None) -> list:
     """Drive many search generators in lockstep; returns each generator's result.
+    `stop()`, asked after each round of network calls, ends the drive early when it
+    says True: the generators still running are closed and their results are None.
 
     Each generator waiting for an evaluation has one pending leaf.  The generators are
     dealt into lanes (generator i into lane i % lanes; as many lanes as the fewest any
@@ -117,6 +120,14 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"])
                         for i, evaluation in zip(group, collect()):
                             resume(i, evaluation)
                     inflight[k] = submit(lane)
+            if stop is not None and pending and stop():
+                if count > 1:  # calls running in the background finish before their searches go
+                    for calls in inflight:
+                        for _, collect in calls:
+                            collect()
+                for i in list(pending):
+                    searches[i].close()
+                break
         return results
 
 

@@ -188,6 +188,11 @@ class Config:
     is played.  The tutorial plays every tournament move at tau=0, which
     makes the games between two fixed networks (nearly) repeat: 20 games are then
     little more than 2 games played 10 times.  Set 0 for the tutorial's behaviour."""
+    EVAL_STOP_WHEN_DECIDED: bool = False
+    """The tournament stops as soon as its remaining games cannot change whether the
+    current network is promoted (the same rule, the same decision); its scores are
+    then over the games played.  False (the tutorial): every game is played.  Games
+    played by Ray workers (WORKERS > 0) are always all played."""
     SCORING_THRESHOLD: float = 1.3
     """The current network is promoted when its wins exceed the best network's
     wins times this factor."""
@@ -313,7 +318,7 @@ class Config:
             raise ConfigError(f"VALUE_TARGET_Q_WEIGHT must lie in [0, 1], got {self.VALUE_TARGET_Q_WEIGHT}")
         if self.VALUE_HEAD not in VALUE_HEADS:
             raise ConfigError(f"VALUE_HEAD must be one of {VALUE_HEADS}, got {self.VALUE_HEAD!r}")
-        for name in ["MERGE_DUPLICATES", "TENSORBOARD"]:
+        for name in ["MERGE_DUPLICATES", "TENSORBOARD", "EVAL_STOP_WHEN_DECIDED"]:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
         checkInference(self.INFERENCE, self.INFERENCE_PRECISION)

@@ -207,11 +207,13 @@ def matchEpisodes(player1, player2, indices, base: int, loggerOf, turns_until_ta
             for e, (first, second) in zip(indices, seats)]
 
 
-def playEpisodes(episodes: list[Episode], finished=None):
+def playEpisodes(episodes: list[Episode], finished=None, stop=None):
     """Play `episodes` to their ends, yielding them batch by batch once every game of
     the batch is over: agents play all at once in lockstep (`agent.runTogether`), a
     human one game at a time.  `finished(episode)` is called the moment each game
-    ends (a progress bar, a Ray worker sending the game back)."""
+    ends (a progress bar, a Ray worker sending the game back).  `stop()` (agents
+    only): once it says True, the games still running are abandoned, and a batch
+    yields only its finished games."""
     humans = any(isinstance(player, User) for episode in episodes for player in episode.players.values())
     batches = [[e] for e in episodes] if humans else [episodes]
 
@@ -221,13 +223,14 @@ def playEpisodes(episodes: list[Episode], finished=None):
             finished(episode)
 
     for batch in batches:
-        runTogether([played(episode) for episode in batch], lambda i, batch=batch: batch[i].player)
-        yield batch
+        runTogether([played(episode) for episode in batch], lambda i, batch=batch: batch[i].player,
+                    None if humans else stop)
+        yield [episode for episode in batch if episode.done]
 
 
 def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
                 memory: Memory | None = None, goes_first: int = 0, progress: str | None = None,
-                pool=None):
+                pool=None, decided=None):
     """Play EPISODES games between two players (the same object twice = self-play).
 
     With `memory`, every position is stored with its search policy and, at the end,
@@ -242,9 +245,14 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     to be scored and stored in episode order: the same games, memory and scores as in
     this process (each game's seed depends only on `matchSeed` and its episode number).
 
+    `decided(scores, left)` (played in this process only): asked as the games end,
+    with the wins per player name and draws so far and the number of games still
+    running; once it says True the match stops there, its unfinished games abandoned
+    (a tournament whose promotion is settled, EVAL_STOP_WHEN_DECIDED).
+
     Returns (scores, memory, points, sp_scores): wins per player name and draws;
     points per player name, +1 / -1 / 0 per game; wins of the starting ('sp') and the
-    other ('nsp') player.
+    other ('nsp') player; over the games played.
     """
     if goes_first not in (-1, 0, 1):
         raise ValueError(f"goes_first must be 0 (alternate), 1 or -1, got {goes_first!r}")
@@ -260,15 +268,22 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     points = {player1.name: [], player2.name: []}
     base = matchSeed(player1)
     bar = _progress(EPISODES, progress)
-    counted = None if bar is None else (lambda episode: bar.update(1))
+    sofar = {player1.name: 0, "drawn": 0, player2.name: 0}
+
+    def counted(episode: Episode) -> None:
+        if bar is not None:
+            bar.update(1)
+        sofar[_winner(episode) or "drawn"] += 1
+
+    stop = None if decided is None else (lambda: decided(sofar, EPISODES - sum(sofar.values())))
     try:
         if pool is None:
             episodes = matchEpisodes(player1, player2, range(EPISODES), base, lambda e: logger, turns_until_tau0,
                                      memory, goes_first)
-            finished = (episode for batch in playEpisodes(episodes, counted) for episode in batch)
+            finished = (episode for batch in playEpisodes(episodes, counted, stop) for episode in batch)
         else:
             finished = pool.playMatch(player1, player2, EPISODES, base, logger, turns_until_tau0, memory, goes_first,
-                                      counted)
+                                      None if bar is None else counted)
         for episode in finished:
             _score(episode, scores, sp_scores, points, memory)
     finally:
@@ -277,14 +292,33 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     return scores, memory, points, sp_scores
 
 
+def _winner(episode: Episode) -> str | None:
+    """The name of a finished game's winner (None: a draw).  Its `value` is for the
+    player to move at the end: -1 means they lost (or resigned), the other one won."""
+    return episode.names[-episode.state.playerTurn] if episode.value == -1 else None
+
+
+def promoted(current_wins: int, best_wins: int, threshold: float) -> bool:
+    """The tutorial's promotion rule: the current network's wins exceed the best
+    network's times SCORING_THRESHOLD."""
+    return current_wins > best_wins * threshold
+
+
+def promotionSettled(scores: dict, left: int, threshold: float) -> bool:
+    """True when `left` more tournament games cannot change `promoted` for the wins in
+    `scores` ('current_player', 'best_player'): the current network is promoted even
+    if the best one wins them all, or not even if it wins them all itself."""
+    current, best = scores["current_player"], scores["best_player"]
+    return promoted(current, best + left, threshold) or not promoted(current + left, best, threshold)
+
+
 def _score(episode: Episode, scores, sp_scores, points, memory: Memory | None) -> None:
     state = episode.state
     if memory is not None:
         episode.memory.setResult(state, episode.value)
         memory.commitGame(episode.memory)
-    won = episode.value == -1  # the player to move has lost (or resigned): the other one won
-    winner = episode.names[-state.playerTurn] if won else None
-    if won:
+    winner = _winner(episode)
+    if winner is not None:
         scores[winner] += 1
         sp_scores["nsp" if state.playerTurn == 1 else "sp"] += 1
     else:
@@ -389,14 +423,16 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
         logMemorySample(run.memory, current_player, lg.logger_memory)
         start = time.perf_counter()
         lg.logger_main.info("--- tournament ---")
+        settled = (lambda sofar, left: promotionSettled(sofar, left, cfg.SCORING_THRESHOLD)) \
+            if cfg.EVAL_STOP_WHEN_DECIDED else None
         scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney,
                                               cfg.EVAL_TURNS_UNTIL_TAU0,
                                               progress=f"iteration {iteration}: tournament" if progress else None,
-                                              pool=pool)
+                                              pool=pool, decided=settled)
         times["tournament"] = time.perf_counter() - start
         row.update(scores=scores, sp_scores=sp_scores)
         lg.logger_tourney.info("SCORES %s, STARTING PLAYER %s", scores, sp_scores)
-        if scores["current_player"] > scores["best_player"] * cfg.SCORING_THRESHOLD:
+        if promoted(scores["current_player"], scores["best_player"], cfg.SCORING_THRESHOLD):
             run.promote()
             row["promoted"] = True
             lg.logger_main.info("promoted: best version is now %d", run.best_player_version)

@@ -232,6 +232,52 @@ def test_a_batch_of_one_and_games_ending_early_leave_cleanly(tiny_model, tiny_cf
     assert len(points["many"]) == 16
 
 
+@pytest.mark.parametrize("threshold", [1.0, 1.2, 1.3, 2.0])
+def test_a_tournament_is_settled_only_when_no_remaining_games_can_change_the_promotion(threshold):
+    games = 8
+    for played in range(games + 1):
+        for current in range(played + 1):
+            for best in range(played - current + 1):
+                left = games - played
+                outcomes = {funcs.promoted(current + c, best + b, threshold)
+                            for c in range(left + 1) for b in range(left - c + 1)}
+                settled = funcs.promotionSettled({"current_player": current, "best_player": best}, left, threshold)
+                assert settled == (len(outcomes) == 1), (current, best, left)
+
+
+def test_a_match_told_it_is_decided_stops_with_the_games_played_so_far(tiny_cfg):
+    networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
+    players = [makeAgent("best_player", networks[0], tiny_cfg, 1, sims=4),
+               makeAgent("current_player", networks[1], tiny_cfg, 2, sims=4)]
+    asked = []
+
+    def afterThree(scores, left):
+        asked.append((dict(scores), left))
+        return sum(scores.values()) >= 3
+
+    scores, _, points, sp_scores = funcs.playMatches(*players, 10, quietLogger(), 2, decided=afterThree)
+    played = sum(scores.values())
+    assert 3 <= played < 10 and sum(sp_scores.values()) == played
+    assert len(points["best_player"]) == len(points["current_player"]) == played
+    assert asked[-1][0] == scores and asked[-1][1] == 10 - played
+    assert all(sum(sofar.values()) + left == 10 for sofar, left in asked)
+    full, _, _, _ = funcs.playMatches(*players, 10, quietLogger(), 2)
+    assert sum(full.values()) == 10
+
+
+def test_an_early_stopped_tournament_decides_as_the_full_one(tmp_path, tiny_cfg):
+    rows = {}
+    for stop in (False, True):
+        cfg = tinyRunConfig(tiny_cfg, tmp_path / str(stop), EVAL_EPISODES=12, SCORING_THRESHOLD=1.0,
+                            EVAL_STOP_WHEN_DECIDED=stop)
+        rows[stop] = funcs.train(3, cfg, progress=False, say=lambda _: None)
+    loggers.disable_all()
+    for full, early in zip(rows[False], rows[True]):
+        assert early["promoted"] == full["promoted"] and early["best_player_version"] == full["best_player_version"]
+        assert sum(early["scores"].values()) <= sum(full["scores"].values()) == 12
+    assert any(sum(row["scores"].values()) < 12 for row in rows[True])
+
+
 def test_goes_first_is_validated(tiny_model, tiny_cfg):
     agent = makeAgent("a", tiny_model, tiny_cfg)
     with pytest.raises(ValueError, match="goes_first"):
