@@ -56,11 +56,11 @@ notebook: $(VENV)/.installed
 export: $(VENV)/.installed
 	$(PY) -m export
 
-# Stage the shipped run's resumable state (runs.resumeFiles) and its whole-game records in place of
-# what git held of it; then `git commit`. Pause its training first: a finishing iteration would
-# change the files.
+# Stage the shipped run's resumable state, its whole-game records and the versions they measure
+# (runs.shippedFiles) in place of what git held of it; then `git commit`. Pause its training first:
+# a finishing iteration would change the files.
 ship-run: $(VENV)/.installed
 	@if pgrep -f "[f]uncs --preset strong" >/dev/null; then echo "the strong run is training: stop it first"; exit 1; fi
 	git rm -r -q --cached --ignore-unmatch $(SHIPPED_RUN)
-	git add -f $$($(PY) -c "import runs; print(*runs.resumeFiles('$(SHIPPED_RUN)'))") $(wildcard $(SHIPPED_RUN)/perfect/*.json)
+	git add -f $$($(PY) -c "import runs; print(*runs.shippedFiles('$(SHIPPED_RUN)'))")
 	git status --short $(SHIPPED_RUN)

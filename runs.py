@@ -174,6 +174,17 @@ def resumeFiles(folder) -> list[Path]:
     return files
 
 
+def shippedFiles(folder) -> list[Path]:
+    """What `make ship-run` commits of a run: the files it resumes from
+    (`resumeFiles`), its whole-game records, and the saved versions those records
+    measure, so that the figures they back can be reproduced from a fresh clone."""
+    files = resumeFiles(folder)
+    records = storage.whole_games_records(folder)
+    measured = {int(path.name[len("version"):].split("-")[0]) for path in records}
+    models = [storage.model_path(folder, version) for version in sorted(measured)]
+    return files + records + [path for path in models if path.exists() and path not in files]
+
+
 def _isInt(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

@@ -3,6 +3,8 @@ strong preset): it loads safely, it is trained, and players fall back to it."""
 
 from __future__ import annotations
 
+import json
+
 import evaluation
 import play
 import runs
@@ -38,6 +40,11 @@ def test_the_shipped_run_holds_every_file_it_resumes_from():
     checkpoint = runs.readCheckpoint(folder)
     assert storage.current_model_path(folder) in files and storage.curve_path(folder) in files
     assert storage.memory_path(folder, checkpoint["memory_iteration"]) in files
+    shipped = runs.shippedFiles(folder)
+    assert all(path.exists() for path in shipped) and set(files) <= set(shipped)
+    for record in storage.whole_games_records(folder):  # each record's version is there to reproduce it
+        version = json.loads(record.read_text())["version"]
+        assert record in shipped and storage.model_path(folder, version) in shipped
 
 
 def test_the_shipped_network_loads_in_safe_mode_and_is_trained():
