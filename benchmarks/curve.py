@@ -51,6 +51,29 @@ def curveTable(rows: list[dict]) -> str:
     return "\n".join(lines + [f"{'':>30}  {minimax}"])
 
 
+def scoreVersion(folder: Path, version: int, sims: int, limit: int, pons_folder: Path) -> dict:
+    """Score `version` of the run in `folder` on Pons' sets (the raw network, and the
+    agent at `sims` simulations; `limit` positions per set), append the curve row to
+    the run's curve.jsonl and return it.  The version must have been the run's best
+    (its hours are those of its promotion)."""
+    cfg = runs.runConfig(folder)
+    iteration, at = runs.promotionHours(runs.readMetrics(folder))[version]
+    keras.utils.set_random_seed(cfg.SEED)
+    player = runs.versionPlayer("curve", Game(), cfg, folder, version, mcts_simulations=sims)
+    scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), limit, pons_folder,
+                          say=lambda text: print(f"  version {version}: {text}", flush=True))
+    row = {"version": version, "iteration": iteration, "hours": round(at, 3), "sims": sims, "limit": limit,
+           "sets": {r["set"]: {"network": round(r["network"], 2), "agent": round(r["agent"], 2)} for r in scored}}
+    storage.append_line(storage.curve_path(folder), json.dumps(row, sort_keys=True))
+    return row
+
+
+def scoredRow(folder: Path, version: int, sims: int, limit: int) -> dict | None:
+    """The run's curve row of `version` at these settings, if it was scored."""
+    return next((row for row in runs.readCurve(folder)
+                 if (row["version"], row["sims"], row["limit"]) == (version, sims, limit)), None)
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
@@ -85,16 +108,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for version in versions:
         if version not in hours:
             parser.error(f"version {version} never was the best version of {folder} (metrics.jsonl)")
-        keras.utils.set_random_seed(cfg.SEED)
-        player = runs.versionPlayer("curve", Game(), cfg, folder, version, mcts_simulations=sims)
-        scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), args.limit, args.pons_folder,
-                              say=lambda text: print(f"  version {version}: {text}", flush=True))
-        iteration, at = hours[version]
-        row = {"version": version, "iteration": iteration, "hours": round(at, 3), "sims": sims, "limit": args.limit,
-               "sets": {r["set"]: {"network": round(r["network"], 2), "agent": round(r["agent"], 2)}
-                        for r in scored}}
-        storage.append_line(storage.curve_path(folder), json.dumps(row, sort_keys=True))
-        print(f"version {version} (iteration {iteration}, {at:.2f} h): "
+        row = scoreVersion(folder, version, sims, args.limit, args.pons_folder)
+        print(f"version {version} (iteration {row['iteration']}, {row['hours']:.2f} h): "
               + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
     rows = runs.readCurve(folder)
     print(curveTable(rows))

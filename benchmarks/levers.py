@@ -24,15 +24,16 @@ is scored here.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import keras  # noqa: E402
-from perfect import scoreVersion  # noqa: E402
-from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
+from curve import scoreVersion, scoredRow  # noqa: E402
+from perfect import scoreVersion as playedGames  # noqa: E402
+from pons import PONS_FOLDER, PONS_SETS  # noqa: E402
 
 import cli  # noqa: E402
 import funcs  # noqa: E402
@@ -40,7 +41,6 @@ import loggers  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from config import ConfigError  # noqa: E402
-from game import Game  # noqa: E402
 
 
 def trainArm(source: Path, folder: Path, changes: dict, until: int, say=print) -> None:
@@ -68,19 +68,22 @@ def versionAt(folder: Path, iteration: int) -> tuple[int, float, int]:
 def scoreArm(folder: Path, start: int, until: int, sims: int, won: int, drawn: int, limit: int,
              pons_folder: Path) -> dict:
     """What the arm in `folder` reached at iteration `until`, from `start`: its best
-    version, the hours and promotions since `start`, Pons' sets and whole games."""
+    version, the hours and promotions since `start`, Pons' sets and whole games.  The
+    scores go to the arm's own records (its curve.jsonl row and whole-game record of
+    that version), and a version already scored there at these settings is not
+    scored again."""
     version, hours, promotions = versionAt(folder, until)
     _, start_hours, start_promotions = versionAt(folder, start)
-    cfg = runs.runConfig(folder)
-    keras.utils.set_random_seed(cfg.SEED)
-    player = runs.versionPlayer("evaluated", Game(), cfg, folder, version, mcts_simulations=sims)
-    pons = evaluateSets(player.model, cfg, sims, list(PONS_SETS), limit or None, pons_folder, say=print)
-    games = scoreVersion(folder, version, sims, won, drawn, max_moves=6, seed=0, classify=False, progress=False)
+    pons = scoredRow(folder, version, sims, limit) or scoreVersion(folder, version, sims, limit, pons_folder)
+    path = storage.whole_games_path(folder, version, sims)
+    games = json.loads(path.read_text()) if path.exists() else None
+    if games is None or (games["won_starts"], games["drawn_starts"], games["max_opening_moves"],
+                         games["seed"]) != (won, drawn, 6, 0):
+        games = playedGames(folder, version, sims, won, drawn, max_moves=6, seed=0, classify=False, progress=False)
+        storage.write_json(path, games)
     return {"folder": str(folder), "version": version, "iterations": until - start,
             "hours": round(hours - start_hours, 3), "promotions": promotions - start_promotions,
-            "pons": {row["set"]: {"network": row["network"], "agent": row["agent"], "positions": row["positions"]}
-                     for row in pons},
-            "whole_games": games["summary"]}
+            "pons": pons["sets"], "pons_positions": limit, "whole_games": games["summary"]}
 
 
 def leversTable(arms: dict[str, dict]) -> str:
@@ -112,7 +115,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--sims", type=cli.positive(int), default=600, help="agent simulations (default 600)")
     parser.add_argument("--won", type=int, default=250, help="won starts of the whole-game benchmark (default 250)")
     parser.add_argument("--drawn", type=int, default=250, help="drawn starts (default 250)")
-    parser.add_argument("--limit", type=int, default=0, help="positions per Pons set (default 0: all 1,000)")
+    parser.add_argument("--limit", type=cli.positive(int), default=1000,
+                        help="positions per Pons set (default: all 1,000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
                         help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
     args = parser.parse_args(argv)

@@ -42,15 +42,20 @@ def test_two_arms_train_the_same_iterations_from_one_start_and_are_scored(start,
         arm = record["arms"][name]
         assert runs.readCheckpoint(out / name)["iteration"] == 3 and arm["iterations"] == 1
         assert arm["version"] == runs.readMetrics(out / name)[-1]["best_player_version"]
-        assert set(arm["pons"]) == set(evaluation.PONS_SETS) and arm["pons"]["Test_L1_R1"]["positions"] == 2
+        assert set(arm["pons"]) == set(evaluation.PONS_SETS) and arm["pons_positions"] == 2
         assert arm["whole_games"]["won"]["games"] == 2 and arm["whole_games"]["drawn"]["games"] == 2
+        # the scores are the arm's own records: its curve row and whole-game record of that version
+        assert [(row["version"], row["sims"], row["limit"]) for row in runs.readCurve(out / name)] == \
+            [(arm["version"], 2, 2)]
+        games = json.loads(storage.whole_games_path(out / name, arm["version"], 2).read_text())
+        assert games["summary"] == arm["whole_games"]
     assert json.loads((out / "levers.json").read_text()) == json.loads(json.dumps(record))
     table = capsys.readouterr().out
     assert "lever {'VALUE_HEAD': 'wdl'}" in table and "\nbaseline " in table and "\nlever " in table
     again = levers.main(["--from", str(start), "--out", str(out), "--iterations", "1", "--set", "VALUE_HEAD=wdl",
                          "--sims", "2", "--won", "2", "--drawn", "2", "--limit", "2", "--pons-folder", str(pons)])
     assert runs.readCheckpoint(out / "lever")["iteration"] == 3  # an arm already there is scored as it is
-    assert again["arms"]["lever"]["version"] == record["arms"]["lever"]["version"]
+    assert again["arms"] == record["arms"] and len(runs.readCurve(out / "lever")) == 1  # from its records
 
 
 def test_an_arm_short_of_the_iteration_is_named(start):
