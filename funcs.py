@@ -543,7 +543,8 @@ def trainCommand(args: argparse.Namespace) -> None:
         if args.branch_from is not None:
             if args.run_folder is None:
                 raise ConfigError("--branch-from needs --run-folder, the new folder of the branch")
-            runs.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set))
+            branch = runs.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set))
+            cfg = branch.replace(WORKERS=cfg.WORKERS, RAY_ADDRESS=cfg.RAY_ADDRESS, TENSORBOARD=cfg.TENSORBOARD)
         if cfg.WORKERS > 0:  # Ray's module, only when workers play (as in `workerPool`)
             import workers
             stops += (workers.WorkersLost,)

@@ -180,7 +180,7 @@ class Gen_Model:
         except ValueError as exc:
             raise storage.ModelMismatchError(
                 f"model file {path} does not fit the network built from the config (are its "
-                f"HIDDEN_CNN_LAYERS different?): {str(exc)[:200]}; use the config.json of the run the "
+                f"HIDDEN_CNN_LAYERS or VALUE_HEAD different?): {str(exc)[:200]}; use the config.json of the run the "
                 f"model comes from") from None
 
     def printWeightAverages(self, logger=None) -> None:
@@ -315,7 +315,9 @@ def transferWeights(source: keras.Model, target: keras.Model) -> None:
     its last weights w turn into the logits (1.5 w, 0, -1.5 w) (`TANH_TO_WDL_SCALE`),
     so the new network starts from the old one's judgement.  Raises
     storage.ModelMismatchError when a layer of either has no counterpart (another
-    trunk, or a WDL head asked to become a tanh one)."""
+    trunk, or a WDL head asked to become a tanh one).  The weights are set on the
+    Keras model itself: a `Gen_Model` holding `target` must then be told
+    (`weightsChanged`) before its engine runs again."""
     fromWdl, toWdl = (any(layer.name == "wdl_head" for layer in m.layers) for m in (source, target))
     pending: dict[tuple, list[list[np.ndarray]]] = {}
     for layer in _transferable(source, fromWdl):

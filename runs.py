@@ -29,7 +29,7 @@ import evaluation
 import loggers as lg
 import storage
 from agent import Agent, User
-from config import DEFAULT, Config
+from config import DEFAULT, Config, ConfigError
 from game import Game, GameState
 from memory import Memory
 from model import Residual_CNN, transferWeights
@@ -180,7 +180,7 @@ def shippedFiles(folder) -> list[Path]:
     measure, so that the figures they back can be reproduced from a fresh clone."""
     files = resumeFiles(folder)
     records = storage.whole_games_records(folder)
-    measured = {int(path.name[len("version"):].split("-")[0]) for path in records}
+    measured = {json.loads(path.read_text())["version"] for path in records}
     models = [storage.model_path(folder, version) for version in sorted(measured)]
     return files + records + [path for path in models if path.exists() and path not in files]
 
@@ -557,43 +557,72 @@ def _startFromArchive(folder: Path, run_cfg: Config, run_number: int, model_vers
     return run
 
 
+BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "TENSORBOARD")
+"""Settings a branch cannot change: where it lives and where its games are played are
+given when it trains (`--run-folder`, `--workers` ...), not by its config."""
+
+
 def branchRun(source, target, changes: dict, say=sayNow) -> Config:
     """Start run folder `target` as a branch of the run in `source`, exactly where its
     checkpoint says, with its config changed by `changes` (validated; ConfigError
-    names a wrong one): the same iteration counter, metrics (so the clock and the
-    learning-rate schedule go on), memory snapshot, best and current network.  Two
-    branches of one state, each with one change, compare that change alone.  The
-    networks are rebuilt from the new config with the old weights
+    names a wrong one, or one of BRANCH_FIXED): the same iteration counter, metrics
+    (so the clock and the learning-rate schedule go on), memory snapshot, best and
+    current network.  Two branches of one state, each with one change, compare that
+    change alone.  The networks are rebuilt from the new config with the old weights
     (`model.transferWeights`: a tanh value head becomes a WDL head, the trunk and
-    policy head stay as they were).  `target` must hold no files of a run
-    (RunFileError otherwise); training in it then resumes the branch.  Returns the
-    branch's config."""
-    source, target = Path(source), Path(target)
-    held = storage.run_files(target)
-    if held:
-        raise storage.RunFileError(f"{target} already holds files of a run ({held[0].name}...): branch into an "
-                                   "empty or new folder")
+    policy head stay as they were).  The source is locked meanwhile (a trainer there
+    could delete the snapshot being copied: RunLockedError), and the branch is built
+    in a temporary folder renamed to `target` when complete, so a failed branch
+    leaves nothing behind (a killed one leaves the temporary folder, which the next
+    branch into `target` removes).  `target` must be a new or empty folder (RunFileError
+    otherwise); training in it then resumes the branch.  Returns the branch's config."""
+    source, target = Path(source), Path(target).resolve()
+    held = sorted(target.iterdir()) if target.is_dir() else []
+    if held or (target.exists() and not target.is_dir()):
+        raise storage.RunFileError(f"{target} is not an empty folder ({held[0].name if held else 'a file'}...): "
+                                   "branch into an empty or new folder (to go on training a branch, train in its "
+                                   "folder without --branch-from)")
+    fixed = sorted(set(changes) & set(BRANCH_FIXED))
+    if fixed:
+        raise ConfigError(f"{', '.join(fixed)} cannot be set for a branch: they say where it lives or plays, which "
+                          "training is told (--run-folder, --workers, --ray-address)")
     checkpoint = readCheckpoint(source)
-    cfg = folderConfig(source).replace(**changes, RUN_FOLDER=str(target.resolve()))
-    network = _network(cfg, target)
-    versions = {storage.model_path(source, checkpoint["best_player_version"]):
-                storage.model_path(target, checkpoint["best_player_version"]),
-                storage.current_model_path(source): storage.current_model_path(target)}
-    for old, new in versions.items():
-        if old.exists():
-            transferWeights(storage.load_model(old, f"branch from another run: {old} cannot be read"), network.model)
-            storage.save_model(network.model, new)
-    if checkpoint["memory_iteration"] is not None:
-        memory = storage.memory_path(source, checkpoint["memory_iteration"])
-        storage.atomic_write(storage.memory_path(target, checkpoint["memory_iteration"]),
-                             lambda tmp: shutil.copyfile(memory, tmp), suffix=".npz")
-    rows = [row for row in readMetrics(source) if row["iteration"] <= checkpoint["iteration"]]
-    storage.write_text(storage.metrics_path(target), "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    storage.write_text(storage.config_path(target), cfg.to_json())
-    storage.write_json(storage.checkpoint_path(target), checkpoint)
+    cfg = folderConfig(source).replace(**changes, RUN_FOLDER=str(target))
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        with storage.runLock(source):
+            _writeBranch(source, partial, checkpoint, cfg)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    if target.exists():
+        target.rmdir()  # empty (checked above)
+    partial.rename(target)
     say(f"Branched {source} at iteration {checkpoint['iteration']} (best version "
         f"{checkpoint['best_player_version']}) into {target} with {changes}.")
     return cfg
+
+
+def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config) -> None:
+    """The files of a branch of `source` at `checkpoint`, with config `cfg`, in `folder`."""
+    network = _network(cfg, folder)
+    best = storage.model_path(source, checkpoint["best_player_version"])
+    current = storage.current_model_path(source)
+    for old in [best] + ([current] if current.exists() else []):
+        transferWeights(storage.load_model(old, f"restore it in {source}, or branch from another run"),
+                        network.model)
+        storage.save_model(network.model, folder / old.relative_to(source))
+    if checkpoint["memory_iteration"] is not None:
+        memory = storage.memory_path(source, checkpoint["memory_iteration"])
+        storage.atomic_write(storage.memory_path(folder, checkpoint["memory_iteration"]),
+                             lambda tmp: shutil.copyfile(memory, tmp), suffix=".npz")
+    if storage.metrics_path(source).exists():
+        storage.atomic_write(storage.metrics_path(folder),
+                             lambda tmp: shutil.copyfile(storage.metrics_path(source), tmp))
+        _dropMetricsAfter(folder, checkpoint["iteration"])
+    storage.write_text(storage.config_path(folder), cfg.to_json())
+    storage.write_json(storage.checkpoint_path(folder), checkpoint)
 
 
 def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path:

@@ -96,10 +96,13 @@ def curve_path(run_folder) -> Path:
     return Path(run_folder) / "curve.jsonl"
 
 
-def whole_games_path(run_folder, version: int, sims: int) -> Path:
+def whole_games_path(run_folder, version: int, sims: int, starts: tuple[int, int] | None = None) -> Path:
     """The whole-game benchmark's record of a version at `sims` simulations
-    (benchmarks/perfect.py): measurement only, training never reads it."""
-    return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}.json"
+    (benchmarks/perfect.py): measurement only, training never reads it.  With
+    `starts` (won, drawn), the name of a record of that many starts kept beside
+    the version's main record (benchmarks/levers.py never replaces a larger one)."""
+    games = "" if starts is None else f"-won{starts[0]}-drawn{starts[1]}"
+    return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}{games}.json"
 
 
 def whole_games_records(run_folder) -> list[Path]:

@@ -51,7 +51,7 @@ def curveTable(rows: list[dict]) -> str:
     return "\n".join(lines + [f"{'':>30}  {minimax}"])
 
 
-def scoreVersion(folder: Path, version: int, sims: int, limit: int, pons_folder: Path) -> dict:
+def scoreOnPons(folder: Path, version: int, sims: int, limit: int, pons_folder: Path) -> dict:
     """Score `version` of the run in `folder` on Pons' sets (the raw network, and the
     agent at `sims` simulations; `limit` positions per set), append the curve row to
     the run's curve.jsonl and return it.  The version must have been the run's best
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for version in versions:
         if version not in hours:
             parser.error(f"version {version} never was the best version of {folder} (metrics.jsonl)")
-        row = scoreVersion(folder, version, sims, args.limit, args.pons_folder)
+        row = scoreOnPons(folder, version, sims, args.limit, args.pons_folder)
         print(f"version {version} (iteration {row['iteration']}, {row['hours']:.2f} h): "
               + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
     rows = runs.readCurve(folder)

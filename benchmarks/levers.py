@@ -11,7 +11,8 @@ Two arms start from the run in F where its checkpoint says (iteration I):
   run that went on from the same state (the shipped run itself, trained on), so that
   its hours are not spent twice.
 Each arm is trained to iteration I + N (an arm already there is not trained again, and
-an interrupted one resumes: runs are crash-safe), then the version that was its best at
+an interrupted one resumes: runs are crash-safe; the start is kept in DIR/start.json, so a
+later call measures from it even if F trained on since), then the version that was its best at
 iteration I + N is scored: mistake rates on Pons' sets (L positions each, the agent at
 S simulations) and whole games against the solver (W won and D drawn starts, S
 simulations).  One lever at a time, the same start and the same iterations: what
@@ -31,8 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from curve import scoreVersion, scoredRow  # noqa: E402
-from perfect import scoreVersion as playedGames  # noqa: E402
+from curve import scoredRow, scoreOnPons  # noqa: E402
+from perfect import scoreVersion  # noqa: E402
 from pons import PONS_FOLDER, PONS_SETS  # noqa: E402
 
 import cli  # noqa: E402
@@ -43,10 +44,35 @@ import storage  # noqa: E402
 from config import ConfigError  # noqa: E402
 
 
-def trainArm(source: Path, folder: Path, changes: dict, until: int, say=print) -> None:
-    """Branch `source` into `folder` with `changes` unless `folder` holds the branch
-    already, then train it until its iteration `until`."""
+def pinnedStart(source: Path, out: Path) -> int:
+    """The iteration both arms start from: the source's checkpoint when the comparison
+    in `out` begins, kept in out/start.json so that a later call (an arm resumed, or
+    scored again) measures from the same start even if the source trained on since."""
+    pinned = out / "start.json"
+    if pinned.exists():
+        return json.loads(pinned.read_text())["iteration"]
+    start = runs.readCheckpoint(source)["iteration"]
+    storage.write_json(pinned, {"from": str(source), "iteration": start})
+    return start
+
+
+def checkBaseline(source: Path, baseline: Path, start: int) -> None:
+    """Refuse (ValueError) a --baseline run that did not pass through the start: its
+    best version and promotions at iteration `start` must be the source's."""
+    mine, theirs = versionAt(baseline, start), versionAt(source, start)
+    if (mine[0], mine[2]) != (theirs[0], theirs[2]):
+        raise ValueError(f"{baseline} did not pass through the start's state: at iteration {start} its best "
+                         f"version is {mine[0]} after {mine[2]} promotions, the start's {theirs[0]} after "
+                         f"{theirs[2]}")
+
+
+def trainArm(source: Path, folder: Path, changes: dict, start: int, until: int, say=print) -> None:
+    """Branch `source` (at iteration `start`) into `folder` with `changes` unless
+    `folder` holds the branch already, then train it until its iteration `until`."""
     if not storage.checkpoint_path(folder).exists():
+        if runs.readCheckpoint(source)["iteration"] != start:
+            raise ValueError(f"{source} has trained on since the comparison began at iteration {start}: branch "
+                             "the arms from a copy of that state")
         runs.branchRun(source, folder, changes, say)
     done = runs.readCheckpoint(folder)["iteration"]
     if done < until:
@@ -74,16 +100,29 @@ def scoreArm(folder: Path, start: int, until: int, sims: int, won: int, drawn: i
     scored again."""
     version, hours, promotions = versionAt(folder, until)
     _, start_hours, start_promotions = versionAt(folder, start)
-    pons = scoredRow(folder, version, sims, limit) or scoreVersion(folder, version, sims, limit, pons_folder)
-    path = storage.whole_games_path(folder, version, sims)
-    games = json.loads(path.read_text()) if path.exists() else None
-    if games is None or (games["won_starts"], games["drawn_starts"], games["max_opening_moves"],
-                         games["seed"]) != (won, drawn, 6, 0):
-        games = playedGames(folder, version, sims, won, drawn, max_moves=6, seed=0, classify=False, progress=False)
-        storage.write_json(path, games)
+    pons = scoredRow(folder, version, sims, limit) or scoreOnPons(folder, version, sims, limit, pons_folder)
+    games = _wholeGames(folder, version, sims, won, drawn)
     return {"folder": str(folder), "version": version, "iterations": until - start,
             "hours": round(hours - start_hours, 3), "promotions": promotions - start_promotions,
             "pons": pons["sets"], "pons_positions": limit, "whole_games": games["summary"]}
+
+
+def _wholeGames(folder: Path, version: int, sims: int, won: int, drawn: int) -> dict:
+    """The whole-game record of `version` at `sims` simulations from `won` and `drawn`
+    starts of the default openings (seed 0, up to 6 moves): read where the run's
+    records hold one, else played and written there (beside the version's main
+    record when that one has other settings: it is never replaced)."""
+    main = storage.whole_games_path(folder, version, sims)
+    paths = [main, storage.whole_games_path(folder, version, sims, (won, drawn))]
+    for path in paths:
+        if path.exists():
+            record = json.loads(path.read_text())
+            if (record["won_starts"], record["drawn_starts"], record["max_opening_moves"], record["seed"]) == \
+                    (won, drawn, 6, 0):
+                return record
+    record = scoreVersion(folder, version, sims, won, drawn, max_moves=6, seed=0, classify=False, progress=False)
+    storage.write_json(paths[1] if main.exists() else main, record)
+    return record
 
 
 def leversTable(arms: dict[str, dict]) -> str:
@@ -123,15 +162,17 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.set:
         parser.error("give the lever: at least one --set NAME=VALUE")
     try:
-        start = runs.readCheckpoint(args.source)["iteration"]
+        start = pinnedStart(args.source, args.out)
         until = start + args.iterations
         baseline = args.baseline or args.out / "baseline"
         if args.baseline is None:
-            trainArm(args.source, baseline, {}, until)
-        trainArm(args.source, args.out / "lever", dict(args.set), until)
+            trainArm(args.source, baseline, {}, start, until)
+        else:
+            checkBaseline(args.source, args.baseline, start)
+        trainArm(args.source, args.out / "lever", dict(args.set), start, until)
         arms = {name: scoreArm(folder, start, until, args.sims, args.won, args.drawn, args.limit, args.pons_folder)
                 for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
-    except (ConfigError, ValueError, storage.RunFileError) as exc:
+    except (ConfigError, ValueError, storage.RunFileError, storage.RunLockedError) as exc:
         parser.error(str(exc))
     record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set), "sims": args.sims,
               "arms": arms}

@@ -92,3 +92,20 @@ def test_branch_settings_are_read_as_json_or_as_text():
 def test_a_branch_without_its_source_or_folder_is_refused(args, message):
     done = command("-m", "funcs", "--iterations", "1", *args)
     assert done.returncode == 1 and message in done.stderr
+
+
+def test_a_branch_is_made_and_trained_from_the_terminal(tmp_path, tiny_cfg):
+    source = tmp_path / "run"
+    runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(source), EPISODES=2, MCTS_SIMS=4, MIN_MEMORY_SIZE=32),
+                 say=lambda _: None)
+    done = command("-m", "funcs", "--branch-from", str(source), "--run-folder", str(tmp_path / "wdl"),
+                   "--set", "VALUE_HEAD=wdl", "--iterations", "1", "--no-progress")
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith(f"Branched {source} at iteration 0 (best version 1) into {tmp_path / 'wdl'} with "
+                                  "{'VALUE_HEAD': 'wdl'}.\nResumed run in ")
+    assert "already holds a run" not in done.stdout and "iteration 1: " in done.stdout
+    assert runs.runConfig(tmp_path / "wdl").VALUE_HEAD == "wdl" and runs.readCheckpoint(tmp_path / "wdl")["iteration"] == 1
+    again = command("-m", "funcs", "--branch-from", str(source), "--run-folder", str(tmp_path / "wdl"),
+                    "--iterations", "1")
+    assert again.returncode == 1 and "to go on training a branch, train in its folder without --branch-from" in \
+        again.stderr

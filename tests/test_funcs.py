@@ -18,7 +18,7 @@ import loggers
 import replay
 import runs
 import storage
-from agent import Agent
+from agent import Agent, runTogether
 from config import Config
 from game import Game, GameState
 from memory import Memory
@@ -245,10 +245,13 @@ def test_a_tournament_is_settled_only_when_no_remaining_games_can_change_the_pro
                 assert settled == (len(outcomes) == 1), (current, best, left)
 
 
-def test_a_match_told_it_is_decided_stops_with_the_games_played_so_far(tiny_cfg):
-    networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
-    players = [makeAgent("best_player", networks[0], tiny_cfg, 1, sims=4),
-               makeAgent("current_player", networks[1], tiny_cfg, 2, sims=4)]
+@pytest.mark.parametrize("engine", ["openvino", "tensorflow"])  # one lane; two, with calls in the background
+def test_a_match_told_it_is_decided_stops_with_the_games_played_so_far(tiny_cfg, engine):
+    cfg = tiny_cfg.replace(INFERENCE=engine)
+    networks = [Residual_CNN.fromConfig(cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
+    assert networks[0].currentEngine().lanes == (2 if engine == "tensorflow" else 1)
+    players = [makeAgent("best_player", networks[0], cfg, 1, sims=4),
+               makeAgent("current_player", networks[1], cfg, 2, sims=4)]
     asked = []
 
     def afterThree(scores, left):
@@ -263,6 +266,24 @@ def test_a_match_told_it_is_decided_stops_with_the_games_played_so_far(tiny_cfg)
     assert all(sum(sofar.values()) + left == 10 for sofar, left in asked)
     full, _, _, _ = funcs.playMatches(*players, 10, quietLogger(), 2)
     assert sum(full.values()) == 10
+
+
+def test_a_stopped_drive_closes_the_searches_still_running(tiny_model, tiny_cfg):
+    player = makeAgent("player", tiny_model, tiny_cfg)
+    closed = []
+
+    def search(steps: int):
+        try:
+            for _ in range(steps):
+                yield GameState.initial()
+            return steps
+        finally:
+            closed.append(steps)
+
+    rounds = []
+    results = runTogether([search(1), search(2), search(50)], lambda i: player,
+                          stop=lambda: rounds.append(1) or len(rounds) >= 3)
+    assert results == [1, 2, None] and sorted(closed) == [1, 2, 50] and len(rounds) == 3
 
 
 def test_an_early_stopped_tournament_decides_as_the_full_one(tmp_path, tiny_cfg):

@@ -58,6 +58,48 @@ def test_two_arms_train_the_same_iterations_from_one_start_and_are_scored(start,
     assert again["arms"] == record["arms"] and len(runs.readCurve(out / "lever")) == 1  # from its records
 
 
+def test_a_baseline_run_is_scored_where_it_passed_through_the_start_and_records_are_kept(start, tmp_path,
+                                                                                         capsys):
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    for name in evaluation.PONS_SETS:
+        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    frozen = tmp_path / "frozen"
+    runs.branchRun(start, frozen, {}, say=lambda _: None)  # the start kept as it is
+    went_on = tmp_path / "went_on"
+    runs.branchRun(start, went_on, {}, say=lambda _: None)
+    funcs.train(1, runs.folderConfig(went_on), progress=False, say=lambda _: None)
+    loggers.disable_all()
+    version = runs.readMetrics(went_on)[-1]["best_player_version"]
+    main_record = storage.whole_games_path(went_on, version, 2)
+    storage.write_json(main_record, {"won_starts": 9, "drawn_starts": 9, "max_opening_moves": 6, "seed": 0})
+    args = ["--from", str(frozen), "--out", str(tmp_path / "cmp"), "--iterations", "1", "--set", "MCTS_SIMS=3",
+            "--sims", "2", "--won", "1", "--drawn", "1", "--limit", "1", "--pons-folder", str(pons)]
+    record = levers.main(args + ["--baseline", str(went_on)])
+    assert record["arms"]["baseline"]["folder"] == str(went_on) and not (tmp_path / "cmp" / "baseline").exists()
+    assert json.loads(main_record.read_text())["won_starts"] == 9  # another record is never replaced
+    beside = json.loads(storage.whole_games_path(went_on, version, 2, (1, 1)).read_text())
+    assert beside["summary"] == record["arms"]["baseline"]["whole_games"]
+    rows = runs.readMetrics(went_on)  # a baseline that did not pass through the start's state
+    rows[1]["best_player_version"] += 5
+    storage.write_text(storage.metrics_path(went_on), "".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(SystemExit):
+        levers.main(args[:3] + [str(tmp_path / "cmp2")] + args[4:] + ["--baseline", str(went_on)])
+    assert "did not pass through the start's state: at iteration 2 its best version is" in capsys.readouterr().err
+
+
+def test_a_comparison_keeps_its_start_when_the_source_trains_on(start, tmp_path, capsys):
+    source = tmp_path / "source"
+    runs.branchRun(start, source, {}, say=lambda _: None)
+    out = tmp_path / "cmp"
+    assert levers.pinnedStart(source, out) == 2
+    funcs.train(1, runs.folderConfig(source), progress=False, say=lambda _: None)
+    loggers.disable_all()
+    assert levers.pinnedStart(source, out) == 2
+    with pytest.raises(ValueError, match="has trained on since the comparison began at iteration 2"):
+        levers.trainArm(source, out / "lever", {"MCTS_SIMS": 3}, 2, 3)
+
+
 def test_an_arm_short_of_the_iteration_is_named(start):
     with pytest.raises(ValueError, match=r"has not reached iteration 5 \(its metrics end at 2\)"):
         levers.versionAt(start, 5)
