@@ -140,3 +140,7 @@ def test_a_network_of_another_shape_is_not_transferred(tiny_cfg):
     wider = _network(tiny_cfg, "wdl", layers=[{"filters": 16, "kernel_size": (3, 3)}] * 2)
     with pytest.raises(storage.ModelMismatchError, match=r"has no weights for layer .*: another trunk"):
         transferWeights(tanh.model, wider.model)
+    deeper = _network(tiny_cfg, "tanh", layers=[{"filters": 8, "kernel_size": (3, 3)}] * 3)
+    with pytest.raises(storage.ModelMismatchError, match=r"target network has no layer for the source's weights "
+                                                         r"(Conv2D|BatchNormalization) \[\(.*\)\]: another trunk"):
+        transferWeights(deeper.model, tanh.model)
