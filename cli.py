@@ -55,7 +55,7 @@ TRAINING.add_argument("--ray-address", default=None,
 
 TRAINING.add_argument("--branch-from", default=None, metavar="RUN_FOLDER",
                       help="first start --run-folder (which must hold no run) as a branch of this run, where its "
-                           "checkpoint says, with the --set changes (runs.branchRun)")
+                           "checkpoint says, with the --set changes (branches.branchRun)")
 TRAINING.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
                       help="with --branch-from: a config value of the branch, VALUE as JSON or as a plain "
                            "string (repeatable; e.g. --set VALUE_HEAD=wdl --set MCTS_SIMS=64)")

@@ -32,6 +32,7 @@ with lg.nativeStderrTo(os.devnull):  # TensorFlow's C++ start-up notices, hidden
     import numpy as np
     from tqdm.auto import tqdm
 
+    import branches
     import evaluation
     import gamelog
     import initialise
@@ -543,7 +544,7 @@ def trainCommand(args: argparse.Namespace) -> None:
         if args.branch_from is not None:
             if args.run_folder is None:
                 raise ConfigError("--branch-from needs --run-folder, the new folder of the branch")
-            branch = runs.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set))
+            branch = branches.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set))
             cfg = branch.replace(WORKERS=cfg.WORKERS, RAY_ADDRESS=cfg.RAY_ADDRESS, TENSORBOARD=cfg.TENSORBOARD)
         if cfg.WORKERS > 0:  # Ray's module, only when workers play (as in `workerPool`)
             import workers

@@ -29,10 +29,10 @@ import evaluation
 import loggers as lg
 import storage
 from agent import Agent, User
-from config import DEFAULT, Config, ConfigError
+from config import DEFAULT, Config
 from game import Game, GameState
 from memory import Memory
-from model import Residual_CNN, transferWeights
+from model import Residual_CNN
 
 
 def sayNow(text: str) -> None:
@@ -100,7 +100,7 @@ class RunState:
         snapshots beyond MEMORY_SNAPSHOTS_KEPT, then with TENSORBOARD the row's
         scalars (`writeScalars`).  The row goes before the checkpoint: a
         kill between the two leaves a row beyond the checkpoint, which resuming drops
-        (`_dropMetricsAfter`), and the iteration is redone."""
+        (`dropMetricsAfter`), and the iteration is redone."""
         storage.append_line(storage.metrics_path(self.folder), json.dumps(row, sort_keys=True))
         self.iteration, self.memory_iteration = iteration, iteration
         storage.write_json(storage.checkpoint_path(self.folder), self.checkpoint())
@@ -312,13 +312,14 @@ def readCurve(folder) -> list[dict]:
                                    "scores a version again)")
 
 
-def _network(cfg: Config, folder: Path) -> Residual_CNN:
+def networkFor(cfg: Config, folder: Path) -> Residual_CNN:
+    """An untrained network as `cfg` describes it, writing to `folder`."""
     env = Game()
     return Residual_CNN.fromConfig(cfg, env.input_shape, env.action_size, folder)
 
 
 def _networks(cfg: Config, folder: Path):
-    return _network(cfg, folder), _network(cfg, folder)
+    return networkFor(cfg, folder), networkFor(cfg, folder)
 
 
 def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_model_version: int | None = None,
@@ -409,7 +410,7 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
                                         f"intact saved version (saved: {savedVersionsList(folder)})")
     _loadCurrentNetwork(current_NN, best_NN, folder, say)
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
-    _dropMetricsAfter(folder, checkpoint["iteration"])
+    dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
         f"{version}, {len(memory)} positions in memory.")
     return RunState(folder, cfg, checkpoint["iteration"], version, memory, best_NN, current_NN, memory_iteration)
@@ -461,7 +462,7 @@ def rebuildCheckpoint(folder: Path, cfg: Config, say) -> None:
 def _newestIntactVersion(folder: Path, cfg: Config, say) -> int:
     """The newest saved version that loads into the network `cfg` builds; newer damaged
     ones are set aside (`storage.set_aside`), said aloud.  None intact: RunFileError."""
-    network = _network(cfg, folder)
+    network = networkFor(cfg, folder)
     damaged = []
     for version in reversed(storage.saved_versions(folder)):
         try:
@@ -525,7 +526,7 @@ def _resumeMemory(folder: Path, cfg: Config, iteration: int | None, say) -> tupl
                                f"to null in {storage.checkpoint_path(folder)}.")
 
 
-def _dropMetricsAfter(folder: Path, iteration: int) -> None:
+def dropMetricsAfter(folder: Path, iteration: int) -> None:
     """Remove metrics rows of iterations the checkpoint does not include (written just
     before a kill); the resumed run redoes those iterations."""
     rows = readMetrics(folder)
@@ -555,74 +556,6 @@ def _startFromArchive(folder: Path, run_cfg: Config, run_number: int, model_vers
     say(f"New run in {folder} from archived run {run_number}: model version {model_version}, "
         f"{len(memory)} positions in memory (memory version {memory_version}).")
     return run
-
-
-BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "TENSORBOARD")
-"""Settings a branch cannot change: where it lives and where its games are played are
-given when it trains (`--run-folder`, `--workers` ...), not by its config."""
-
-
-def branchRun(source, target, changes: dict, say=sayNow) -> Config:
-    """Start run folder `target` as a branch of the run in `source`, exactly where its
-    checkpoint says, with its config changed by `changes` (validated; ConfigError
-    names a wrong one, or one of BRANCH_FIXED): the same iteration counter, metrics
-    (so the clock and the learning-rate schedule go on), memory snapshot, best and
-    current network.  Two branches of one state, each with one change, compare that
-    change alone.  The networks are rebuilt from the new config with the old weights
-    (`model.transferWeights`: a tanh value head becomes a WDL head, the trunk and
-    policy head stay as they were).  The source is locked meanwhile (a trainer there
-    could delete the snapshot being copied: RunLockedError), and the branch is built
-    in a temporary folder renamed to `target` when complete, so a failed branch
-    leaves nothing behind (a killed one leaves the temporary folder, which the next
-    branch into `target` removes).  `target` must be a new or empty folder (RunFileError
-    otherwise); training in it then resumes the branch.  Returns the branch's config."""
-    source, target = Path(source), Path(target).resolve()
-    held = sorted(target.iterdir()) if target.is_dir() else []
-    if held or (target.exists() and not target.is_dir()):
-        raise storage.RunFileError(f"{target} is not an empty folder ({held[0].name if held else 'a file'}...): "
-                                   "branch into an empty or new folder (to go on training a branch, train in its "
-                                   "folder without --branch-from)")
-    fixed = sorted(set(changes) & set(BRANCH_FIXED))
-    if fixed:
-        raise ConfigError(f"{', '.join(fixed)} cannot be set for a branch: they say where it lives or plays, which "
-                          "training is told (--run-folder, --workers, --ray-address)")
-    checkpoint = readCheckpoint(source)
-    cfg = folderConfig(source).replace(**changes, RUN_FOLDER=str(target))
-    partial = target.with_name(f".{target.name}.partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    try:
-        with storage.runLock(source):
-            _writeBranch(source, partial, checkpoint, cfg)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    if target.exists():
-        target.rmdir()  # empty (checked above)
-    partial.rename(target)
-    say(f"Branched {source} at iteration {checkpoint['iteration']} (best version "
-        f"{checkpoint['best_player_version']}) into {target} with {changes}.")
-    return cfg
-
-
-def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config) -> None:
-    """The files of a branch of `source` at `checkpoint`, with config `cfg`, in `folder`."""
-    network = _network(cfg, folder)
-    best = storage.model_path(source, checkpoint["best_player_version"])
-    current = storage.current_model_path(source)
-    for old in [best] + ([current] if current.exists() else []):
-        transferWeights(storage.load_model(old, f"restore it in {source}, or branch from another run"),
-                        network.model)
-        storage.save_model(network.model, folder / old.relative_to(source))
-    if checkpoint["memory_iteration"] is not None:
-        memory = storage.memory_path(source, checkpoint["memory_iteration"])
-        storage.atomic_write(storage.memory_path(folder, checkpoint["memory_iteration"]),
-                             lambda tmp: shutil.copyfile(memory, tmp), suffix=".npz")
-    if storage.metrics_path(source).exists():
-        storage.atomic_write(storage.metrics_path(folder),
-                             lambda tmp: shutil.copyfile(storage.metrics_path(source), tmp))
-        _dropMetricsAfter(folder, checkpoint["iteration"])
-    storage.write_text(storage.config_path(folder), cfg.to_json())
-    storage.write_json(storage.checkpoint_path(folder), checkpoint)
 
 
 def archiveRun(cfg: Config | None = None, run_number: int | None = None) -> Path:

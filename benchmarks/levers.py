@@ -6,7 +6,7 @@ Run: .venv/bin/python benchmarks/levers.py --from F --out DIR --iterations N
          [--limit L] [--pons-folder P]
 
 Two arms start from the run in F where its checkpoint says (iteration I):
-- the lever: DIR/lever, a branch of F (`runs.branchRun`) with the --set changes;
+- the lever: DIR/lever, a branch of F (`branches.branchRun`) with the --set changes;
 - the baseline: DIR/baseline, a branch of F without changes, or --baseline FOLDER, a
   run that went on from the same state (the shipped run itself, trained on), so that
   its hours are not spent twice.
@@ -36,6 +36,7 @@ from curve import scoredRow, scoreOnPons  # noqa: E402
 from perfect import scoreVersion  # noqa: E402
 from pons import PONS_FOLDER, PONS_SETS  # noqa: E402
 
+import branches  # noqa: E402
 import cli  # noqa: E402
 import funcs  # noqa: E402
 import loggers  # noqa: E402
@@ -73,7 +74,7 @@ def trainArm(source: Path, folder: Path, changes: dict, start: int, until: int, 
         if runs.readCheckpoint(source)["iteration"] != start:
             raise ValueError(f"{source} has trained on since the comparison began at iteration {start}: branch "
                              "the arms from a copy of that state")
-        runs.branchRun(source, folder, changes, say)
+        branches.branchRun(source, folder, changes, say)
     done = runs.readCheckpoint(folder)["iteration"]
     if done < until:
         say(f"training {folder} from iteration {done} to {until}")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+import branches
 import evaluation
 import funcs
 import loggers
@@ -65,9 +66,9 @@ def test_a_baseline_run_is_scored_where_it_passed_through_the_start_and_records_
     for name in evaluation.PONS_SETS:
         (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
     frozen = tmp_path / "frozen"
-    runs.branchRun(start, frozen, {}, say=lambda _: None)  # the start kept as it is
+    branches.branchRun(start, frozen, {}, say=lambda _: None)  # the start kept as it is
     went_on = tmp_path / "went_on"
-    runs.branchRun(start, went_on, {}, say=lambda _: None)
+    branches.branchRun(start, went_on, {}, say=lambda _: None)
     funcs.train(1, runs.folderConfig(went_on), progress=False, say=lambda _: None)
     loggers.disable_all()
     version = runs.readMetrics(went_on)[-1]["best_player_version"]
@@ -90,7 +91,7 @@ def test_a_baseline_run_is_scored_where_it_passed_through_the_start_and_records_
 
 def test_a_comparison_keeps_its_start_when_the_source_trains_on(start, tmp_path, capsys):
     source = tmp_path / "source"
-    runs.branchRun(start, source, {}, say=lambda _: None)
+    branches.branchRun(start, source, {}, say=lambda _: None)
     out = tmp_path / "cmp"
     assert levers.pinnedStart(source, out) == 2
     funcs.train(1, runs.folderConfig(source), progress=False, say=lambda _: None)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import branches
 import funcs
 import loggers
 import runs
@@ -244,7 +245,7 @@ def test_a_branch_goes_on_from_the_runs_state_with_its_change(trained_run, tmp_p
     before = files()
     target = tmp_path / "branch"
     said = []
-    branch_cfg = runs.branchRun(source, target, {"VALUE_HEAD": "wdl", "MCTS_SIMS": 6}, say=said.append)
+    branch_cfg = branches.branchRun(source, target, {"VALUE_HEAD": "wdl", "MCTS_SIMS": 6}, say=said.append)
     assert files() == before
     assert branch_cfg == cfg.replace(VALUE_HEAD="wdl", MCTS_SIMS=6, RUN_FOLDER=str(target))
     assert runs.folderConfig(target) == branch_cfg
@@ -263,7 +264,7 @@ def test_a_branch_goes_on_from_the_runs_state_with_its_change(trained_run, tmp_p
 
 
 def _judgements(folder: Path, version: int, x: np.ndarray) -> list[np.ndarray]:
-    network = runs._network(runs.folderConfig(folder), folder)
+    network = runs.networkFor(runs.folderConfig(folder), folder)
     network.loadWeights(storage.model_path(folder, version))
     return [np.asarray(output) for output in network.model(x)]
 
@@ -271,13 +272,13 @@ def _judgements(folder: Path, version: int, x: np.ndarray) -> list[np.ndarray]:
 def test_a_branch_without_changes_holds_the_same_networks_and_a_wdl_one_judges_alike(trained_run, tmp_path):
     source, cfg = runCopy(trained_run, tmp_path)
     best = runs.readCheckpoint(source)["best_player_version"]
-    runs.branchRun(source, tmp_path / "same", {}, say=lambda _: None)
-    runs.branchRun(source, tmp_path / "wdl", {"VALUE_HEAD": "wdl"}, say=lambda _: None)
+    branches.branchRun(source, tmp_path / "same", {}, say=lambda _: None)
+    branches.branchRun(source, tmp_path / "wdl", {"VALUE_HEAD": "wdl"}, say=lambda _: None)
     for path in (storage.model_path(source, best), storage.current_model_path(source)):
         mine = storage.load_model(path).get_weights()
         theirs = storage.load_model(tmp_path / "same" / path.relative_to(source)).get_weights()
         assert all(np.array_equal(a, b) for a, b in zip(mine, theirs)) and len(mine) == len(theirs)
-    x = runs._network(cfg, source).convertToModelInputs(randomPositions(32, seed=3))
+    x = runs.networkFor(cfg, source).convertToModelInputs(randomPositions(32, seed=3))
     (value, logits), (wdl_value, wdl_logits) = (_judgements(folder, best, x) for folder in (source, tmp_path / "wdl"))
     np.testing.assert_array_equal(wdl_logits, logits)
     np.testing.assert_allclose(wdl_value, value, atol=0.02)
@@ -287,15 +288,15 @@ def test_a_branch_is_refused_over_a_run_or_with_a_wrong_change(trained_run, tmp_
     source, _ = runCopy(trained_run, tmp_path)
     with pytest.raises(storage.RunFileError, match="is not an empty folder .*: branch into an empty or new folder "
                                                    r"\(to go on training a branch, train in its folder without"):
-        runs.branchRun(source, source, {"VALUE_HEAD": "wdl"})
+        branches.branchRun(source, source, {"VALUE_HEAD": "wdl"})
     with pytest.raises(ConfigError, match="MCTS_SIMS must be positive, got 0"):
-        runs.branchRun(source, tmp_path / "branch", {"MCTS_SIMS": 0})
+        branches.branchRun(source, tmp_path / "branch", {"MCTS_SIMS": 0})
     with pytest.raises(ConfigError, match=r"unknown config keys \['SIMS'\]"):
-        runs.branchRun(source, tmp_path / "branch", {"SIMS": 6})
+        branches.branchRun(source, tmp_path / "branch", {"SIMS": 6})
     with pytest.raises(ConfigError, match="RUN_FOLDER, WORKERS cannot be set for a branch"):
-        runs.branchRun(source, tmp_path / "branch", {"WORKERS": 2, "RUN_FOLDER": "elsewhere"})
+        branches.branchRun(source, tmp_path / "branch", {"WORKERS": 2, "RUN_FOLDER": "elsewhere"})
     with storage.runLock(source), pytest.raises(storage.RunLockedError, match="another process is training"):
-        runs.branchRun(source, tmp_path / "branch", {})
+        branches.branchRun(source, tmp_path / "branch", {})
     assert not (tmp_path / "branch").exists() and not list(tmp_path.glob(".branch*"))
 
 
@@ -305,13 +306,13 @@ def test_a_failed_branch_leaves_nothing_and_can_be_made_again(trained_run, tmp_p
     intact = current.read_bytes()
     current.write_bytes(b"not a model")
     with pytest.raises(storage.RunFileError, match=r"current\.keras is truncated or corrupt.*restore it in"):
-        runs.branchRun(source, tmp_path / "branch", {"VALUE_HEAD": "wdl"})
+        branches.branchRun(source, tmp_path / "branch", {"VALUE_HEAD": "wdl"})
     assert not (tmp_path / "branch").exists() and not list(tmp_path.glob(".branch*"))
     current.write_bytes(intact)
     (tmp_path / "branch").mkdir()  # an empty folder is a place to branch into
-    runs.branchRun(source, tmp_path / "branch", {"VALUE_HEAD": "wdl"}, say=lambda _: None)
+    branches.branchRun(source, tmp_path / "branch", {"VALUE_HEAD": "wdl"}, say=lambda _: None)
     assert runs.readCheckpoint(tmp_path / "branch") == runs.readCheckpoint(source)
     storage.model_path(source, runs.readCheckpoint(source)["best_player_version"]).unlink()
     with pytest.raises(storage.RunFileError, match=r"version\d+\.keras is missing; restore it in"):
-        runs.branchRun(source, tmp_path / "other", {})
+        branches.branchRun(source, tmp_path / "other", {})
     assert not (tmp_path / "other").exists()

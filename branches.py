@@ -1,0 +1,85 @@
+"""Branches of a run: another run folder started from a run's state, with config changes.
+
+Two branches of one state, each with one change, compare that change alone
+(benchmarks/levers.py); `python -m funcs --branch-from F --run-folder D --set NAME=VALUE`
+makes one and trains it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import runs
+import storage
+from config import Config, ConfigError
+from model import transferWeights
+from runs import sayNow
+
+
+BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "TENSORBOARD")
+"""Settings a branch cannot change: where it lives and where its games are played are
+given when it trains (`--run-folder`, `--workers` ...), not by its config."""
+
+
+def branchRun(source, target, changes: dict, say=sayNow) -> Config:
+    """Start run folder `target` as a branch of the run in `source`, exactly where its
+    checkpoint says, with its config changed by `changes` (validated; ConfigError
+    names a wrong one, or one of BRANCH_FIXED): the same iteration counter, metrics
+    (so the clock and the learning-rate schedule go on), memory snapshot, best and
+    current network.  Two branches of one state, each with one change, compare that
+    change alone.  The networks are rebuilt from the new config with the old weights
+    (`model.transferWeights`: a tanh value head becomes a WDL head, the trunk and
+    policy head stay as they were).  The source is locked meanwhile (a trainer there
+    could delete the snapshot being copied: RunLockedError), and the branch is built
+    in a temporary folder renamed to `target` when complete, so a failed branch
+    leaves nothing behind (a killed one leaves the temporary folder, which the next
+    branch into `target` removes).  `target` must be a new or empty folder (RunFileError
+    otherwise); training in it then resumes the branch.  Returns the branch's config."""
+    source, target = Path(source), Path(target).resolve()
+    held = sorted(target.iterdir()) if target.is_dir() else []
+    if held or (target.exists() and not target.is_dir()):
+        raise storage.RunFileError(f"{target} is not an empty folder ({held[0].name if held else 'a file'}...): "
+                                   "branch into an empty or new folder (to go on training a branch, train in its "
+                                   "folder without --branch-from)")
+    fixed = sorted(set(changes) & set(BRANCH_FIXED))
+    if fixed:
+        raise ConfigError(f"{', '.join(fixed)} cannot be set for a branch: they say where it lives or plays, which "
+                          "training is told (--run-folder, --workers, --ray-address)")
+    checkpoint = runs.readCheckpoint(source)
+    cfg = runs.folderConfig(source).replace(**changes, RUN_FOLDER=str(target))
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        with storage.runLock(source):
+            _writeBranch(source, partial, checkpoint, cfg)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    if target.exists():
+        target.rmdir()  # empty (checked above)
+    partial.rename(target)
+    say(f"Branched {source} at iteration {checkpoint['iteration']} (best version "
+        f"{checkpoint['best_player_version']}) into {target} with {changes}.")
+    return cfg
+
+
+def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config) -> None:
+    """The files of a branch of `source` at `checkpoint`, with config `cfg`, in `folder`."""
+    network = runs.networkFor(cfg, folder)
+    best = storage.model_path(source, checkpoint["best_player_version"])
+    current = storage.current_model_path(source)
+    for old in [best] + ([current] if current.exists() else []):
+        transferWeights(storage.load_model(old, f"restore it in {source}, or branch from another run"),
+                        network.model)
+        storage.save_model(network.model, folder / old.relative_to(source))
+    if checkpoint["memory_iteration"] is not None:
+        memory = storage.memory_path(source, checkpoint["memory_iteration"])
+        storage.atomic_write(storage.memory_path(folder, checkpoint["memory_iteration"]),
+                             lambda tmp: shutil.copyfile(memory, tmp), suffix=".npz")
+    if storage.metrics_path(source).exists():
+        storage.atomic_write(storage.metrics_path(folder),
+                             lambda tmp: shutil.copyfile(storage.metrics_path(source), tmp))
+        runs.dropMetricsAfter(folder, checkpoint["iteration"])
+    storage.write_text(storage.config_path(folder), cfg.to_json())
+    storage.write_json(storage.checkpoint_path(folder), checkpoint)
