@@ -62,7 +62,8 @@ def fewerCollections(threshold: int = 50_000) -> Iterator[None]:
     objects, the millions of TensorFlow's and Keras' modules among them: it took
     about half the search's time.  Inside the block the objects that already exist
     are frozen (left out of every collection; `gc.freeze`) and a collection starts
-    every `threshold` allocations; on leaving, both are undone.  Trees are still
+    every `threshold` allocations; on leaving, both are undone.  The trees of
+    finished games are freed as they end (`MCTS.release`); others are still
     collected, only in larger batches.  Measured (benchmarks/selfplay.py step 2,
     search alone): 11,126-16,324 leaves/s before, 20,534-29,117 with it."""
     global _collectionsEased, _collectorSettings
@@ -204,6 +205,18 @@ class MCTS:
     def addNode(self, node: Node) -> None:
         node.tree = self.tree
         self.tree[node.id] = node
+
+    def release(self) -> None:
+        """Empty the tree, breaking its reference cycles (a node and its edges point at
+        each other, every node at the table), so that dropping it frees its nodes at
+        once by reference counting instead of leaving them to the garbage collector:
+        128 games' trees left to it cost a full collection of every live object per
+        iteration (docs/performance.md).  Call it only when nothing will read the
+        tree again."""
+        for node in self.tree.values():
+            node.edges = []
+            node.tree = None
+        self.tree.clear()
 
     def changeRoot(self, node: Node) -> None:
         """Move the root (tree reuse between moves); the root noise is drawn anew."""

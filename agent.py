@@ -409,6 +409,13 @@ class Agent:
         self.root = Node(state)
         self.mcts = MCTS(self.root, self.cpuct, 0.0, self.config.ALPHA, self.rng, self.logger)
 
+    def releaseTree(self) -> None:
+        """Drop the search tree, freed at once (`MCTS.release`): for a game's own
+        player once its game is over."""
+        if self.mcts is not None:
+            self.mcts.release()
+        self.mcts = self.root = None
+
     def changeRootMCTS(self, state: GameState) -> None:
         self.root = self.mcts.tree[state.id]
         self.mcts.changeRoot(self.root)

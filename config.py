@@ -26,6 +26,8 @@ PRECISIONS = ("auto", "f32", "bf16")
 """The values of INFERENCE_PRECISION."""
 VALUE_HEADS = ("tanh", "wdl")
 """The values of VALUE_HEAD."""
+TRAINING_PRECISIONS = ("float32", "bfloat16")
+"""The values of TRAINING_PRECISION."""
 
 
 class ConfigError(ValueError):
@@ -159,6 +161,12 @@ class Config:
     "wdl" (the probabilities of a win, a draw and a loss, trained by cross-entropy;
     the search reads their expectation P(win) - P(loss)).  A tanh head cannot tell a
     drawn position from an unclear one (both near 0); a WDL head says which."""
+    TRAINING_PRECISION: str = "float32"
+    """The arithmetic of retraining's gradient steps: "float32" (the tutorial) or
+    "bfloat16" (Keras's mixed_bfloat16: the layers compute in bfloat16 on the CPU's
+    bfloat16 units, the weights and the heads' outputs stay float32).  The saved
+    networks and the search's engine are float32 either way; a CPU without native
+    bfloat16 trains in float32 and says so."""
     MERGE_DUPLICATES: bool = False
     """Retraining samples distinct positions: the rows of a position that occurs
     several times in memory are merged into one, with their policy and value targets
@@ -318,6 +326,9 @@ class Config:
             raise ConfigError(f"VALUE_TARGET_Q_WEIGHT must lie in [0, 1], got {self.VALUE_TARGET_Q_WEIGHT}")
         if self.VALUE_HEAD not in VALUE_HEADS:
             raise ConfigError(f"VALUE_HEAD must be one of {VALUE_HEADS}, got {self.VALUE_HEAD!r}")
+        if self.TRAINING_PRECISION not in TRAINING_PRECISIONS:
+            raise ConfigError(f"TRAINING_PRECISION must be one of {TRAINING_PRECISIONS}, "
+                              f"got {self.TRAINING_PRECISION!r}")
         for name in ["MERGE_DUPLICATES", "TENSORBOARD", "EVAL_STOP_WHEN_DECIDED"]:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")

@@ -102,6 +102,9 @@ class Episode:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
             move = yield from self.player.actSteps(self.state, tau, self.noise)
             self._playMove(*move)
+        for player in self.players.values():
+            if isinstance(player, Agent):  # the game's own copy (`_forGame`): its tree is read no more
+                player.releaseTree()
 
     def _playTyped(self, human: int) -> None:
         """The game of the `User` playing `human` (a playerTurn) against the agent on

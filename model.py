@@ -52,6 +52,9 @@ class Gen_Model:
         self.trainingModel: keras.Model | None = None
         """The same layers with the outputs retraining fits (compiled with the losses):
         `model` itself for a tanh value head, (wdl_head, policy_head) for a WDL head."""
+        self.trainingTwin: keras.Model | None = None
+        """With bfloat16 training: a copy of `model` whose layers compute in
+        mixed_bfloat16, the one `trainingModel` fits; None in float32."""
         self.valueHeadKind = "tanh"
         """VALUE_HEAD: "tanh" or "wdl"."""
         self.inference = inference
@@ -109,6 +112,15 @@ class Gen_Model:
         time setting itself up (10 default fits: 7.0-7.3 s against 5.9-6.6 s, docs/performance.md);
         the shuffle draws from numpy's seeded global generator."""
         self.weightsChanged()
+        if self.trainingTwin is None:
+            return self._fitTrainingModel(states, targets, epochs, verbose, validation_split, batch_size)
+        self.trainingTwin.set_weights(self.model.get_weights())
+        history = self._fitTrainingModel(states, targets, epochs, verbose, validation_split, batch_size)
+        self.model.set_weights(self.trainingTwin.get_weights())
+        return history
+
+    def _fitTrainingModel(self, states, targets, epochs, verbose, validation_split, batch_size):
+        """`fit`'s passes over `trainingModel` (see `fit`)."""
         if validation_split or verbose:
             return self.trainingModel.fit(states, targets, epochs=epochs, verbose=verbose,
                                           validation_split=validation_split, batch_size=batch_size)
@@ -217,13 +229,15 @@ class Residual_CNN(Gen_Model):
 
     def __init__(self, reg_const: float, learning_rate: float, input_dim, output_dim, hidden_layers,
                  momentum: float = 0.9, run_folder=None, archive_folder=None, inference: str = "auto",
-                 precision: str = "auto", value_head: str = "tanh"):
+                 precision: str = "auto", value_head: str = "tanh", training_precision: str = "float32"):
         super().__init__(reg_const, learning_rate, input_dim, output_dim, run_folder, archive_folder,
                          inference, precision)
         self.hidden_layers = hidden_layers
         self.num_layers = len(hidden_layers)
         self.momentum = momentum
         self.valueHeadKind = value_head
+        self.trainingPrecision = resolveTrainingPrecision(training_precision)
+        """TRAINING_PRECISION as this CPU runs it ("bfloat16" only with native support)."""
         self.model, self.trainingModel = self._build_model()
 
     @classmethod
@@ -231,62 +245,78 @@ class Residual_CNN(Gen_Model):
         """The network `cfg` describes, writing to `run_folder` (default cfg's RUN_FOLDER)."""
         return cls(cfg.REG_CONST, cfg.LEARNING_RATE, input_dim, output_dim, cfg.HIDDEN_CNN_LAYERS,
                    cfg.MOMENTUM, cfg.path("RUN_FOLDER") if run_folder is None else run_folder,
-                   cfg.path("RUN_ARCHIVE_FOLDER"), cfg.INFERENCE, cfg.INFERENCE_PRECISION, cfg.VALUE_HEAD)
+                   cfg.path("RUN_ARCHIVE_FOLDER"), cfg.INFERENCE, cfg.INFERENCE_PRECISION, cfg.VALUE_HEAD,
+                   cfg.TRAINING_PRECISION)
 
-    def _conv(self, x, filters, kernel_size):
+    def _conv(self, x, filters, kernel_size, dtype=None):
         return layers.Conv2D(filters, kernel_size, padding="same", use_bias=False,
-                             kernel_regularizer=regularizers.l2(self.reg_const))(x)
+                             kernel_regularizer=regularizers.l2(self.reg_const), dtype=dtype)(x)
 
-    def conv_layer(self, x, filters, kernel_size):
-        x = self._conv(x, filters, kernel_size)
-        x = layers.BatchNormalization(axis=-1)(x)
-        return layers.LeakyReLU()(x)
+    def conv_layer(self, x, filters, kernel_size, dtype=None):
+        """Convolution, batch normalisation, leaky ReLU; `dtype` a Keras dtype policy
+        (None: the default, float32)."""
+        x = self._conv(x, filters, kernel_size, dtype)
+        x = layers.BatchNormalization(axis=-1, dtype=dtype)(x)
+        return layers.LeakyReLU(dtype=dtype)(x)
 
-    def residual_layer(self, input_block, filters, kernel_size):
-        x = self.conv_layer(input_block, filters, kernel_size)
-        x = self._conv(x, filters, kernel_size)
-        x = layers.BatchNormalization(axis=-1)(x)
-        x = layers.add([input_block, x])
-        return layers.LeakyReLU()(x)
+    def residual_layer(self, input_block, filters, kernel_size, dtype=None):
+        x = self.conv_layer(input_block, filters, kernel_size, dtype)
+        x = self._conv(x, filters, kernel_size, dtype)
+        x = layers.BatchNormalization(axis=-1, dtype=dtype)(x)
+        x = layers.add([input_block, x], dtype=dtype)
+        return layers.LeakyReLU(dtype=dtype)(x)
 
-    def value_head(self, x):
-        """The value output; with a WDL head also its logits: (value, wdl logits or None)."""
-        x = self.conv_layer(x, 1, (1, 1))
-        x = layers.Flatten()(x)
-        x = layers.Dense(20, use_bias=False, kernel_regularizer=regularizers.l2(self.reg_const))(x)
-        x = layers.LeakyReLU()(x)
+    def value_head(self, x, dtype=None):
+        """The value output; with a WDL head also its logits: (value, wdl logits or None).
+        The last layers compute in float32 whatever `dtype` (the outputs losses read)."""
+        x = self.conv_layer(x, 1, (1, 1), dtype)
+        x = layers.Flatten(dtype=dtype)(x)
+        x = layers.Dense(20, use_bias=False, kernel_regularizer=regularizers.l2(self.reg_const), dtype=dtype)(x)
+        x = layers.LeakyReLU(dtype=dtype)(x)
         if self.valueHeadKind != "wdl":
-            return layers.Dense(1, use_bias=False, activation="tanh",
+            return layers.Dense(1, use_bias=False, activation="tanh", dtype="float32",
                                 kernel_regularizer=regularizers.l2(self.reg_const), name="value_head")(x), None
         logits = layers.Dense(3, use_bias=False, kernel_regularizer=regularizers.l2(self.reg_const),
-                              name="wdl_head")(x)
-        expectation = layers.Dense(1, use_bias=False, trainable=False, name="value_head")
-        value = expectation(layers.Softmax(name="wdl_probabilities")(logits))
+                              name="wdl_head", dtype="float32")(x)
+        expectation = layers.Dense(1, use_bias=False, trainable=False, name="value_head", dtype="float32")
+        value = expectation(layers.Softmax(name="wdl_probabilities", dtype="float32")(logits))
         expectation.set_weights([EXPECTED_RESULT])
         return value, logits
 
-    def policy_head(self, x):
-        x = self.conv_layer(x, 2, (1, 1))
-        x = layers.Flatten()(x)
-        return layers.Dense(self.output_dim, use_bias=False, activation="linear",
+    def policy_head(self, x, dtype=None):
+        """The 42 policy logits (the last layer in float32 whatever `dtype`)."""
+        x = self.conv_layer(x, 2, (1, 1), dtype)
+        x = layers.Flatten(dtype=dtype)(x)
+        return layers.Dense(self.output_dim, use_bias=False, activation="linear", dtype="float32",
                             kernel_regularizer=regularizers.l2(self.reg_const), name="policy_head")(x)
 
-    def _build_model(self) -> tuple[keras.Model, keras.Model]:
-        """(model, trainingModel): see `Gen_Model.model` and `Gen_Model.trainingModel`."""
+    def _network(self, dtype=None) -> tuple[keras.Model, keras.Model]:
+        """(network, the same layers with the outputs retraining fits), their layers
+        computing in `dtype` (a Keras dtype policy; None: float32)."""
         main_input = keras.Input(shape=self.input_dim, name="main_input")
-        x = layers.Permute((2, 3, 1), name="to_channels_last")(main_input)
+        x = layers.Permute((2, 3, 1), name="to_channels_last", dtype=dtype)(main_input)
         first, *rest = self.hidden_layers
-        x = self.conv_layer(x, first["filters"], first["kernel_size"])
+        x = self.conv_layer(x, first["filters"], first["kernel_size"], dtype)
         for h in rest:
-            x = self.residual_layer(x, h["filters"], h["kernel_size"])
-        value, wdl_logits = self.value_head(x)
-        policy = self.policy_head(x)
+            x = self.residual_layer(x, h["filters"], h["kernel_size"], dtype)
+        value, wdl_logits = self.value_head(x, dtype)
+        policy = self.policy_head(x, dtype)
         model = keras.Model(inputs=main_input, outputs=[value, policy])
-        if wdl_logits is None:
-            training, value_loss = model, {"value_head": "mean_squared_error"}
-        else:
-            training = keras.Model(inputs=main_input, outputs=[wdl_logits, policy])
+        training = model if wdl_logits is None else keras.Model(inputs=main_input, outputs=[wdl_logits, policy])
+        return model, training
+
+    def _build_model(self) -> tuple[keras.Model, keras.Model]:
+        """(model, trainingModel): see `Gen_Model.model` and `Gen_Model.trainingModel`.
+        With bfloat16 training the trainingModel belongs to a twin of `model` whose
+        layers compute in mixed_bfloat16 (`Gen_Model.trainingTwin`); `fit` carries
+        the weights across."""
+        model, training = self._network()
+        if self.trainingPrecision == "bfloat16":
+            self.trainingTwin, training = self._network("mixed_bfloat16")
+        if self.valueHeadKind == "wdl":
             value_loss = {"wdl_head": keras.losses.CategoricalCrossentropy(from_logits=True)}
+        else:
+            value_loss = {"value_head": "mean_squared_error"}
         training.compile(loss={**value_loss, "policy_head": softmax_cross_entropy_with_logits},
                          optimizer=keras.optimizers.SGD(learning_rate=self.learning_rate, momentum=self.momentum),
                          loss_weights={name: 0.5 for name in [*value_loss, "policy_head"]})
@@ -300,6 +330,19 @@ class Residual_CNN(Gen_Model):
     def convertToModelInputs(self, states) -> np.ndarray:
         """The (n, 2, 6, 7) network inputs of many positions, built at once."""
         return networkInputs(states).reshape(len(states), *self.input_dim)
+
+
+def resolveTrainingPrecision(precision: str) -> str:
+    """TRAINING_PRECISION as this machine runs it: "bfloat16" stays so where the CPU
+    has native bfloat16 units (OpenVINO's report, `inference.cpuSupportsBF16`); without
+    them emulated bfloat16 would be slower than float32, so "float32", with a warning
+    saying why."""
+    if precision == "bfloat16" and not inference.cpuSupportsBF16():
+        logging.getLogger(__name__).warning("TRAINING_PRECISION='bfloat16' but this CPU has no native bfloat16 "
+                                            "support (or OpenVINO, which reports it, is missing): training "
+                                            "in float32")
+        return "float32"
+    return precision
 
 
 TANH_TO_WDL_SCALE = 1.5

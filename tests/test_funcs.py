@@ -232,6 +232,20 @@ def test_a_batch_of_one_and_games_ending_early_leave_cleanly(tiny_model, tiny_cf
     assert len(points["many"]) == 16
 
 
+def test_a_finished_game_releases_its_own_players_trees_only(tiny_model, tiny_cfg):
+    agent = makeAgent("solo", tiny_model, tiny_cfg, sims=4)
+    episodes = funcs.matchEpisodes(agent, agent, [0, 1], 7, lambda e: quietLogger(), 42, None)
+    players = [player for episode in episodes for player in episode.players.values()]
+    assert all(player is not agent for player in players)
+    for _ in funcs.playEpisodes(episodes):
+        pass
+    assert all(episode.done for episode in episodes)
+    assert all(player.mcts is None and player.root is None for player in players)
+    agent.act(GameState.initial(), tau=0)
+    funcs.playMatches(agent, agent, 2, quietLogger(), 42)
+    assert agent.mcts is not None and len(agent.mcts.tree) > 1, "the caller's own agent keeps its tree"
+
+
 @pytest.mark.parametrize("threshold", [1.0, 1.2, 1.3, 2.0])
 def test_a_tournament_is_settled_only_when_no_remaining_games_can_change_the_promotion(threshold):
     games = 8

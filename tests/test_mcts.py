@@ -643,3 +643,40 @@ def test_a_compiled_copy_older_than_its_source_refuses_to_load(tmp_path, name):
     os.utime(source, (built - 60, built - 60))
     current = _runImportingFrom(tmp_path, f"import compiled, {name}; print(compiled.runsCompiled({name}))")
     assert current.returncode == 0 and current.stdout.strip() == "True", current.stderr
+
+
+def _garbageAfterSearch(model, cfg, release: bool) -> int:
+    """Objects the cyclic garbage collector finds after an agent searched three moves
+    of a game and was dropped, with or without releasing its tree first."""
+    gc.collect()
+    gc.disable()
+    try:
+        agent = make_agent(model, cfg, sims=24, seed=5)
+        state = GameState.initial()
+        for _ in range(3):
+            action, *_ = agent.act(state, tau=0)
+            state = state.takeAction(action)[0]
+        if release:
+            agent.releaseTree()
+            assert agent.mcts is None and agent.root is None
+        del agent
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+def test_a_released_tree_is_freed_without_the_garbage_collector(tiny_model, tiny_cfg):
+    kept = _garbageAfterSearch(tiny_model, tiny_cfg, release=False)
+    released = _garbageAfterSearch(tiny_model, tiny_cfg, release=True)
+    assert kept > 200, "an unreleased tree is cyclic garbage (the control)"
+    assert released < 20, f"{released} objects of a released tree were left to the collector"
+
+
+def test_release_empties_the_tree_and_unlinks_its_nodes(tiny_model, tiny_cfg):
+    agent = make_agent(tiny_model, tiny_cfg, sims=16, seed=6)
+    agent.act(GameState.initial(), tau=0)
+    mcts = agent.mcts
+    nodes = list(mcts.tree.values())
+    assert len(nodes) > 1 and any(node.edges for node in nodes)
+    mcts.release()
+    assert mcts.tree == {} and all(not node.edges and node.tree is None for node in nodes)
