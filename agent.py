@@ -404,6 +404,21 @@ class Agent:
             action = int(self.rng.choice(len(pi), p=withTemperature(pi, tau)))
         return action, float(values[action])
 
+    def reanalyse(self, rows: list[dict]) -> None:
+        """Refresh memory rows' search targets with this agent's network (REANALYSE_POSITIONS):
+        each row's position is searched anew as self-play searches a move after its
+        sampled opening (no root noise, tau 0: with Gumbel no draws), all of them at once
+        in lockstep, each by its own copy of this agent; the row's `AV` becomes the
+        search's policy and `q` its value of the best move, for the row's player to
+        move.  The game's result `value` is kept.  Not logged."""
+        players = [self.forGame(int(seed)) for seed in self.rng.integers(2**31, size=len(rows))]
+        for player in players:
+            player.logger = None
+        searches = [player.actSteps(row["state"], 0, False) for player, row in zip(players, rows)]
+        for row, player, (_, pi, value, _) in zip(rows, players, runTogether(searches, players.__getitem__)):
+            row["AV"], row["q"] = np.asarray(pi, dtype=np.float32), float(value)
+            player.releaseTree()
+
     # -- the tree --------------------------------------------------------------------
     def buildMCTS(self, state: GameState) -> None:
         self.root = Node(state)

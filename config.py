@@ -174,6 +174,13 @@ class Config:
     MIN_MEMORY_SIZE: int = 256
     """Retraining (and so the tournament) starts once memory holds this many
     positions.  The tutorial waits for a full memory: set it to MEMORY_SIZE for that."""
+    REANALYSE_POSITIONS: int = 0
+    """Memory positions whose targets are refreshed each iteration, before retraining,
+    by a new search of the best network (Reanalyse, as in MuZero): their policy target
+    and search value q become what today's network finds there; the game's result
+    stays.  Positions stay in memory for many iterations, their targets from the
+    network of the day they were played; this keeps them nearer the current one, at
+    the price of a search per position.  0 is the tutorial (none)."""
     HIDDEN_CNN_LAYERS: list = field(default_factory=_default_layers)
     """First entry: the convolutional block; every further entry: one residual block."""
 
@@ -275,7 +282,7 @@ class Config:
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT"]
         non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS",
-                             "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS"]
+                             "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS", "REANALYSE_POSITIONS"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -313,6 +320,9 @@ class Config:
                               f"tournament games, got {self.EVAL_EPISODES}")
         if self.BATCH_SIZE > self.MEMORY_SIZE:
             raise ConfigError(f"BATCH_SIZE ({self.BATCH_SIZE}) must not exceed MEMORY_SIZE ({self.MEMORY_SIZE})")
+        if self.REANALYSE_POSITIONS > self.MEMORY_SIZE:
+            raise ConfigError(f"REANALYSE_POSITIONS ({self.REANALYSE_POSITIONS}) must not exceed MEMORY_SIZE "
+                              f"({self.MEMORY_SIZE})")
         if not self.BATCH_SIZE <= self.MIN_MEMORY_SIZE <= self.MEMORY_SIZE:
             raise ConfigError(f"MIN_MEMORY_SIZE ({self.MIN_MEMORY_SIZE}) must lie between BATCH_SIZE "
                               f"({self.BATCH_SIZE}) and MEMORY_SIZE ({self.MEMORY_SIZE})")

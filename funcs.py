@@ -414,6 +414,11 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
     row = {"iteration": iteration, "promoted": False, "trained": False, "loss": None, "value_loss": None,
            "policy_loss": None, "scores": None, "sp_scores": None, "mistake_rate": None,
            "network_mistake_rate": None}
+    if cfg.REANALYSE_POSITIONS and len(run.memory) >= cfg.MIN_MEMORY_SIZE:
+        start = time.perf_counter()
+        lg.logger_main.info("--- reanalysing %d positions ---", cfg.REANALYSE_POSITIONS)
+        reanalyse(best_player, run.memory, cfg.REANALYSE_POSITIONS)
+        times["reanalyse"] = time.perf_counter() - start
     if len(run.memory) >= cfg.MIN_MEMORY_SIZE:
         start = time.perf_counter()
         lg.logger_main.info("--- retraining ---")
@@ -457,6 +462,16 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
                seconds={k: round(v, 3) for k, v in times.items()})
     run.finishIteration(iteration, row)
     return row
+
+
+def reanalyse(player: Agent, memory: Memory, count: int) -> list[dict]:
+    """Refresh the targets of `count` rows of `memory`'s ltmemory, drawn without
+    replacement by `player`'s generator, with `player`'s search (`Agent.reanalyse`);
+    returns the rows."""
+    picks = player.rng.choice(len(memory.ltmemory), size=min(count, len(memory.ltmemory)), replace=False)
+    rows = [memory.ltmemory[i] for i in picks]
+    player.reanalyse(rows)
+    return rows
 
 
 def _positionsEvaluated(run: runs.RunState, pool) -> int:

@@ -33,7 +33,7 @@ import runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_RUN = ROOT / "run_archive" / "connect4" / "run0002"
-PHASES = ("selfplay", "retrain", "tournament", "evaluation", "save")
+PHASES = ("selfplay", "reanalyse", "retrain", "tournament", "evaluation", "save")
 
 
 def copyRun(folder: Path, into: Path) -> Path:
