@@ -29,8 +29,8 @@ def branchRun(source, target, changes: dict, say=sayNow) -> Config:
     (so the clock and the learning-rate schedule go on), memory snapshot, best and
     current network.  Two branches of one state, each with one change, compare that
     change alone.  The networks are rebuilt from the new config with the old weights
-    (`model.transferWeights`: a tanh value head becomes a WDL head, the trunk and
-    policy head stay as they were).  The source is locked meanwhile (a trainer there
+    (`model.transferWeights`: a tanh value head becomes a WDL head, a trunk given more
+    filters computes what the narrower one did, the rest stays as it was).  The source is locked meanwhile (a trainer there
     could delete the snapshot being copied: RunLockedError), and the branch is built
     in a temporary folder renamed to `target` when complete, so a failed branch
     leaves nothing behind (a killed one leaves the temporary folder, which the next

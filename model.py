@@ -353,28 +353,37 @@ and stays within 0.02 of tanh(w.x) up to |tanh| = 0.95."""
 
 def transferWeights(source: keras.Model, target: keras.Model) -> None:
     """Give `target` the weights of `source`, a network of the same trunk and policy
-    head: layers are paired in order among those of the same kind and weight shapes
-    (the layer names differ between processes).  A tanh value head becomes a WDL one:
-    its last weights w turn into the logits (1.5 w, 0, -1.5 w) (`TANH_TO_WDL_SCALE`),
-    so the new network starts from the old one's judgement.  Raises
+    head, or of the same trunk made wider (more filters in every block): layers are
+    paired in order among those of the same kind and weight shapes (the layer names
+    differ between processes), the trunk's width counting as one shape.  A tanh value
+    head becomes a WDL one: its last weights w turn into the logits (1.5 w, 0, -1.5 w)
+    (`TANH_TO_WDL_SCALE`), so the new network starts from the old one's judgement.  A
+    wider target keeps its own initial weights for the new filters and reads none of
+    them (their weights into the old filters and the heads are zero: `_embedded`), so
+    it computes what the source computed; training then puts them to use.  Raises
     storage.ModelMismatchError when a layer of either has no counterpart (another
-    trunk, or a WDL head asked to become a tanh one).  The weights are set on the
-    Keras model itself: a `Gen_Model` holding `target` must then be told
-    (`weightsChanged`) before its engine runs again."""
+    trunk: deeper, narrower or of other kernels; or a WDL head asked to become a tanh
+    one).  The weights are set on the Keras model itself: a `Gen_Model` holding
+    `target` must then be told (`weightsChanged`) before its engine runs again."""
     fromWdl, toWdl = (any(layer.name == "wdl_head" for layer in m.layers) for m in (source, target))
+    widths = _trunkWidth(source), _trunkWidth(target)
+    if widths[1] < widths[0]:
+        raise storage.ModelMismatchError(f"the target network's trunk is narrower ({widths[1]} filters) than the "
+                                         f"source's ({widths[0]}): {_OTHER_SHAPE}")
     pending: dict[tuple, list[list[np.ndarray]]] = {}
     for layer in _transferable(source, fromWdl):
         weights = layer.get_weights()
         if toWdl and not fromWdl and layer.name == "value_head":
             (w,) = weights
             weights = [np.concatenate([w, np.zeros_like(w), -w], axis=1) * TANH_TO_WDL_SCALE]
-        pending.setdefault(_weightKey(layer.__class__, weights), []).append(weights)
+        pending.setdefault(_weightKey(layer.__class__, weights, widths[0]), []).append(weights)
     for layer in _transferable(target, toWdl):
-        queue = pending.get(_weightKey(layer.__class__, layer.get_weights()))
+        mine = layer.get_weights()
+        queue = pending.get(_weightKey(layer.__class__, mine, widths[1]))
         if not queue:
             raise storage.ModelMismatchError(f"the source network has no weights for layer {layer.name} "
-                                             f"({[w.shape for w in layer.get_weights()]}): {_OTHER_SHAPE}")
-        layer.set_weights(queue.pop(0))
+                                             f"({[w.shape for w in mine]}): {_OTHER_SHAPE}")
+        layer.set_weights([_embedded(theirs, own) for theirs, own in zip(queue.pop(0), mine)])
     unused = [key for key, queue in pending.items() for _ in queue]
     if unused:
         raise storage.ModelMismatchError(f"the target network has no layer for the source's weights "
@@ -389,5 +398,27 @@ def _transferable(model: keras.Model, wdl: bool) -> list:
     return [layer for layer in model.layers if layer.weights and not (wdl and layer.name == "value_head")]
 
 
-def _weightKey(kind: type, weights: list[np.ndarray]) -> tuple:
-    return kind.__name__, tuple(tuple(w.shape) for w in weights)
+def _trunkWidth(model: keras.Model) -> int:
+    """The filters of the network's first convolution: the trunk's width (every block
+    of the presets has as many)."""
+    return next(layer for layer in model.layers if isinstance(layer, layers.Conv2D)).filters
+
+
+def _weightKey(kind: type, weights: list[np.ndarray], width: int) -> tuple:
+    """What pairs a layer with its counterpart: its kind and weight shapes, a
+    dimension of the trunk's `width` written as "width"."""
+    return kind.__name__, tuple(tuple("width" if d == width else d for d in w.shape) for w in weights)
+
+
+def _embedded(source: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """`source` where `own` (the target layer's initial weight) has the same shape;
+    else `own` with `source` in its leading corner and, for a kernel (2 dimensions or
+    more, inputs on the second last), zero from every new input: the new filters are
+    computed but read by nothing yet."""
+    if source.shape == own.shape:
+        return source
+    out = own.copy()
+    if out.ndim >= 2:
+        out[..., source.shape[-2]:, :] = 0
+    out[tuple(slice(0, d) for d in source.shape)] = source
+    return out

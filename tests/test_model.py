@@ -11,7 +11,7 @@ from game import Game, GameState
 from memory import Memory
 from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits
 from helpers import randomPositions
-from model import Residual_CNN
+from model import Residual_CNN, transferWeights
 
 
 def _layers_of(model, kind):
@@ -285,3 +285,36 @@ def test_agent_replay_reads_the_loss_history(fresh_model, tiny_cfg):
     assert len(agent.train_overall_loss) == len(agent.train_value_loss) == len(agent.train_policy_loss) == 2
     assert all(np.isfinite(v) and v > 0 for v in losses.values())
     assert losses["policy_loss"] == agent.train_policy_loss[-1]
+
+
+# -- a trunk made wider --------------------------------------------------------------------
+def _sized(tiny_cfg, filters: int, seed: int, value_head: str = "tanh") -> Residual_CNN:
+    keras.utils.set_random_seed(seed)
+    cfg = tiny_cfg.replace(HIDDEN_CNN_LAYERS=[{"filters": filters, "kernel_size": (3, 3)}] * 3, VALUE_HEAD=value_head)
+    return Residual_CNN.fromConfig(cfg, (2, 6, 7), 42)
+
+
+@pytest.mark.parametrize("value_head", ["tanh", "wdl"])
+def test_a_wider_trunk_starts_judging_as_the_narrow_one_did_and_then_learns(tiny_cfg, value_head):
+    narrow, wide = _sized(tiny_cfg, 8, seed=21), _sized(tiny_cfg, 12, seed=22, value_head=value_head)
+    narrow.model.get_layer("value_head").set_weights(
+        [w * 20 for w in narrow.model.get_layer("value_head").get_weights()])
+    transferWeights(narrow.model, wide.model)
+    wide.weightsChanged()
+    x = narrow.convertToModelInputs(randomPositions(64, seed=23))
+    (value, logits), (wide_value, wide_logits) = ([np.asarray(o) for o in n.model(x)] for n in (narrow, wide))
+    np.testing.assert_allclose(wide_logits, logits, atol=1e-5)
+    if value_head == "tanh":
+        np.testing.assert_allclose(wide_value, value, atol=1e-5)
+    else:
+        sure = np.abs(value) <= 0.95
+        np.testing.assert_allclose(wide_value[sure], value[sure], atol=0.02)
+    first = next(layer for layer in wide.model.layers if isinstance(layer, keras.layers.Conv2D))
+    assert np.abs(first.get_weights()[0][..., 8:]).max() > 0, "the new filters keep their random start"
+    readers = [layer for layer in wide.model.layers if isinstance(layer, keras.layers.Conv2D) and layer is not first]
+    assert all(np.all(layer.get_weights()[0][:, :, 8:, :] == 0) for layer in readers)
+    memory = _random_memory(64, seed=24)
+    states, targets = wide.trainingData(list(memory.ltmemory))
+    wide.fit(states, targets, epochs=2, verbose=0, validation_split=0, batch_size=16)
+    assert all(np.abs(layer.get_weights()[0][:, :, 8:, :]).max() > 0 for layer in readers), \
+        "training reads the new filters"

@@ -138,8 +138,11 @@ def test_a_network_of_another_shape_is_not_transferred(tiny_cfg):
     with pytest.raises(storage.ModelMismatchError, match="a WDL head asked to become a tanh one"):
         transferWeights(wdl.model, tanh.model)
     wider = _network(tiny_cfg, "wdl", layers=[{"filters": 16, "kernel_size": (3, 3)}] * 2)
+    with pytest.raises(storage.ModelMismatchError, match=r"trunk is narrower \(8 filters\) than the source's \(16\)"):
+        transferWeights(wider.model, wdl.model)
+    other_kernels = _network(tiny_cfg, "tanh", layers=[{"filters": 8, "kernel_size": (4, 4)}] * 2)
     with pytest.raises(storage.ModelMismatchError, match=r"has no weights for layer .*: another trunk"):
-        transferWeights(tanh.model, wider.model)
+        transferWeights(tanh.model, other_kernels.model)
     deeper = _network(tiny_cfg, "tanh", layers=[{"filters": 8, "kernel_size": (3, 3)}] * 3)
     with pytest.raises(storage.ModelMismatchError, match=r"target network has no layer for the source's weights "
                                                          r"(Conv2D|BatchNormalization) \[\(.*\)\]: another trunk"):
