@@ -18,14 +18,16 @@ S simulations) and whole games against the solver (W won and D drawn starts, S
 simulations).  One lever at a time, the same start and the same iterations: what
 differs is the lever.  Equal iterations, not equal clock hours, so that what else ran
 on the machine meanwhile does not favour either arm; the table gives each arm's hours.
-Printed: a table of both arms; written: DIR/levers.json.  Training never reads what
-is scored here.
+Printed: a table of both arms, and per starting value the whole-game starts kept by
+one arm only (the pairing of the same starts, with a sign test); written:
+DIR/levers.json.  Training never reads what is scored here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -126,6 +128,33 @@ def _wholeGames(folder: Path, version: int, sims: int, won: int, drawn: int) -> 
     return record
 
 
+def keptByOneArm(baseline: dict, lever: dict) -> dict[str, dict]:
+    """Per starting value ("won", "drawn"): of the starts both whole-game records
+    played (the same opening, the agent on the same side), how many only the baseline
+    kept and how many only the lever, with the two-sided sign test's p of so uneven a
+    split if either arm were as likely as the other to keep such a start: the
+    comparison that pairs the arms start by start."""
+    def byStart(record):
+        return {(game["start"]["opening"], game["start"]["side"], game["start"]["value"]): game["kept"]
+                for game in record["games"]}
+    mine, theirs = byStart(baseline), byStart(lever)
+    split = {}
+    for name, value in (("won", 1), ("drawn", 0)):
+        common = [key for key in mine if key in theirs and key[2] == value]
+        only = (sum(mine[k] and not theirs[k] for k in common), sum(theirs[k] and not mine[k] for k in common))
+        split[name] = {"baseline_only": only[0], "lever_only": only[1], "p": signTestP(*only)}
+    return split
+
+
+def signTestP(a: int, b: int) -> float:
+    """Two-sided exact sign test: the chance of a split of a + b at least as uneven as
+    (a, b) when each side is equally likely."""
+    n, low = a + b, min(a, b)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, k) for k in range(low + 1)) / 2 ** n)
+
+
 def leversTable(arms: dict[str, dict]) -> str:
     """One line per arm: version, iterations, hours, promotions, whole-game shares
     kept, then the agent's (and the raw network's) Pons mistakes per set."""
@@ -171,16 +200,22 @@ def main(argv: list[str] | None = None) -> dict:
         else:
             checkBaseline(args.source, args.baseline, start)
         trainArm(args.source, args.out / "lever", dict(args.set), start, until)
+        folders = {"baseline": baseline, "lever": args.out / "lever"}
         arms = {name: scoreArm(folder, start, until, args.sims, args.won, args.drawn, args.limit, args.pons_folder)
-                for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
+                for name, folder in folders.items()}
+        split = keptByOneArm(*(_wholeGames(folders[name], arms[name]["version"], args.sims, args.won, args.drawn)
+                               for name in folders))
     except (ConfigError, ValueError, storage.RunFileError, storage.RunLockedError) as exc:
         parser.error(str(exc))
     record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set), "sims": args.sims,
-              "arms": arms}
+              "arms": arms, "kept_by_one_arm": split}
     storage.write_json(args.out / "levers.json", record)
     print(f"From {args.source} at iteration {start}, {args.iterations} iterations each; lever {dict(args.set)}; "
           f"agent at {args.sims} simulations:")
     print(leversTable(arms))
+    for name, counts in split.items():
+        print(f"{name} starts kept by one arm only: baseline {counts['baseline_only']}, lever {counts['lever_only']} "
+              f"(sign test p = {counts['p']:.3f})")
     return record
 
 
