@@ -95,9 +95,10 @@ def versionAt(folder: Path, iteration: int) -> tuple[int, float, int]:
 
 
 def scoreArm(folder: Path, start: int, until: int, sims: int, won: int, drawn: int, limit: int,
-             pons_folder: Path) -> dict:
-    """What the arm in `folder` reached at iteration `until`, from `start`: its best
-    version, the hours and promotions since `start`, Pons' sets and whole games.  The
+             pons_folder: Path) -> tuple[dict, dict]:
+    """(What the arm in `folder` reached at iteration `until`, from `start`: its best
+    version, the hours and promotions since `start`, Pons' sets and the whole games'
+    summary; the whole-game record itself, for pairing the arms' games).  The
     scores go to the arm's own records (its curve.jsonl row and whole-game record of
     that version), and a version already scored there at these settings is not
     scored again."""
@@ -107,7 +108,7 @@ def scoreArm(folder: Path, start: int, until: int, sims: int, won: int, drawn: i
     games = _wholeGames(folder, version, sims, won, drawn)
     return {"folder": str(folder), "version": version, "iterations": until - start,
             "hours": round(hours - start_hours, 3), "promotions": promotions - start_promotions,
-            "pons": pons["sets"], "pons_positions": limit, "whole_games": games["summary"]}
+            "pons": pons["sets"], "pons_positions": limit, "whole_games": games["summary"]}, games
 
 
 def _wholeGames(folder: Path, version: int, sims: int, won: int, drawn: int) -> dict:
@@ -200,11 +201,10 @@ def main(argv: list[str] | None = None) -> dict:
         else:
             checkBaseline(args.source, args.baseline, start)
         trainArm(args.source, args.out / "lever", dict(args.set), start, until)
-        folders = {"baseline": baseline, "lever": args.out / "lever"}
-        arms = {name: scoreArm(folder, start, until, args.sims, args.won, args.drawn, args.limit, args.pons_folder)
-                for name, folder in folders.items()}
-        split = keptByOneArm(*(_wholeGames(folders[name], arms[name]["version"], args.sims, args.won, args.drawn)
-                               for name in folders))
+        scored = {name: scoreArm(folder, start, until, args.sims, args.won, args.drawn, args.limit, args.pons_folder)
+                  for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
+        arms = {name: arm for name, (arm, _) in scored.items()}
+        split = keptByOneArm(scored["baseline"][1], scored["lever"][1])
     except (ConfigError, ValueError, storage.RunFileError, storage.RunLockedError) as exc:
         parser.error(str(exc))
     record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set), "sims": args.sims,
