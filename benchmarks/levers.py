@@ -2,8 +2,8 @@
 scored against perfect play.
 
 Run: .venv/bin/python benchmarks/levers.py --from F --out DIR --iterations N
-         [--set NAME=VALUE ...] [--baseline FOLDER] [--sims S] [--won W] [--drawn D]
-         [--limit L] [--pons-folder P]
+         [--set NAME=VALUE ...] [--baseline FOLDER] [--baseline-iterations M] [--sims S]
+         [--won W] [--drawn D] [--limit L] [--pons-folder P]
 
 Two arms start from the run in F where its checkpoint says (iteration I):
 - the lever: DIR/lever, a branch of F (`branches.branchRun`) with the --set changes;
@@ -18,6 +18,9 @@ S simulations) and whole games against the solver (W won and D drawn starts, S
 simulations).  One lever at a time, the same start and the same iterations: what
 differs is the lever.  Equal iterations, not equal clock hours, so that what else ran
 on the machine meanwhile does not favour either arm; the table gives each arm's hours.
+A lever that makes an iteration dearer (a wider network) is compared at equal hours by
+giving the baseline more iterations (--baseline-iterations M: the baseline is scored at
+I + M, the lever at I + N).
 Printed: a table of both arms, and per starting value the whole-game starts kept by
 one arm only (the pairing of the same starts, with a sign test); written:
 DIR/levers.json.  Training never reads what is scored here.
@@ -176,12 +179,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from", dest="source", type=Path, required=True, help="the run both arms start from")
     parser.add_argument("--out", type=Path, required=True, help="folder of the arms and of levers.json")
-    parser.add_argument("--iterations", type=cli.positive(int), required=True, help="iterations each arm trains")
+    parser.add_argument("--iterations", type=cli.positive(int), required=True, help="iterations the lever arm trains (and the baseline, unless --baseline-iterations)")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
                         help="the lever: a config value of the lever arm (repeatable)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a run that went on from the same state, scored as the baseline arm (default: a "
                              "branch without changes, trained here)")
+    parser.add_argument("--baseline-iterations", type=cli.positive(int), default=None,
+                        help="iterations of the baseline arm, to compare a dearer lever at equal hours "
+                             "(default: --iterations)")
     parser.add_argument("--sims", type=cli.positive(int), default=600, help="agent simulations (default 600)")
     parser.add_argument("--won", type=int, default=250, help="won starts of the whole-game benchmark (default 250)")
     parser.add_argument("--drawn", type=int, default=250, help="drawn starts (default 250)")
@@ -194,14 +200,15 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error("give the lever: at least one --set NAME=VALUE")
     try:
         start = pinnedStart(args.source, args.out)
-        until = start + args.iterations
+        until = {"baseline": start + (args.baseline_iterations or args.iterations), "lever": start + args.iterations}
         baseline = args.baseline or args.out / "baseline"
         if args.baseline is None:
-            trainArm(args.source, baseline, {}, start, until)
+            trainArm(args.source, baseline, {}, start, until["baseline"])
         else:
             checkBaseline(args.source, args.baseline, start)
-        trainArm(args.source, args.out / "lever", dict(args.set), start, until)
-        scored = {name: scoreArm(folder, start, until, args.sims, args.won, args.drawn, args.limit, args.pons_folder)
+        trainArm(args.source, args.out / "lever", dict(args.set), start, until["lever"])
+        scored = {name: scoreArm(folder, start, until[name], args.sims, args.won, args.drawn, args.limit,
+                                 args.pons_folder)
                   for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
         arms = {name: arm for name, (arm, _) in scored.items()}
         split = keptByOneArm(scored["baseline"][1], scored["lever"][1])
@@ -210,7 +217,8 @@ def main(argv: list[str] | None = None) -> dict:
     record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set), "sims": args.sims,
               "arms": arms, "kept_by_one_arm": split}
     storage.write_json(args.out / "levers.json", record)
-    print(f"From {args.source} at iteration {start}, {args.iterations} iterations each; lever {dict(args.set)}; "
+    print(f"From {args.source} at iteration {start}, {arms['baseline']['iterations']} iterations of the baseline, "
+          f"{arms['lever']['iterations']} of the lever; lever {dict(args.set)}; "
           f"agent at {args.sims} simulations:")
     print(leversTable(arms))
     for name, counts in split.items():

@@ -103,6 +103,21 @@ def test_a_comparison_keeps_its_start_when_the_source_trains_on(start, tmp_path,
         levers.trainArm(source, out / "lever", {"MCTS_SIMS": 3}, 2, 3)
 
 
+def test_a_dearer_lever_is_compared_at_equal_hours_with_a_longer_baseline(start, tmp_path, capsys):
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    for name in evaluation.PONS_SETS:
+        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    out = tmp_path / "cmp"
+    record = levers.main(["--from", str(start), "--out", str(out), "--iterations", "1", "--baseline-iterations", "2",
+                          "--set", "MCTS_SIMS=3", "--sims", "2", "--won", "1", "--drawn", "1", "--limit", "1",
+                          "--pons-folder", str(pons)])
+    assert runs.readCheckpoint(out / "baseline")["iteration"] == 4 and runs.readCheckpoint(out / "lever")["iteration"] == 3
+    assert (record["arms"]["baseline"]["iterations"], record["arms"]["lever"]["iterations"]) == (2, 1)
+    assert record["arms"]["baseline"]["version"] == runs.readMetrics(out / "baseline")[-1]["best_player_version"]
+    assert "2 iterations of the baseline, 1 of the lever" in capsys.readouterr().out
+
+
 def test_an_arm_short_of_the_iteration_is_named(start):
     with pytest.raises(ValueError, match=r"has not reached iteration 5 \(its metrics end at 2\)"):
         levers.versionAt(start, 5)
