@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from", dest="source", type=Path, required=True, help="the run both arms start from")
     parser.add_argument("--out", type=Path, required=True, help="folder of the arms and of levers.json")
-    parser.add_argument("--iterations", type=cli.positive(int), required=True, help="iterations the lever arm trains (and the baseline, unless --baseline-iterations)")
+    parser.add_argument("--iterations", type=cli.positive(int), required=True,
+                        help="iterations the lever arm trains (and the baseline, unless --baseline-iterations)")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
                         help="the lever: a config value of the lever arm (repeatable)")
     parser.add_argument("--baseline", type=Path, default=None,

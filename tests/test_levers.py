@@ -112,7 +112,8 @@ def test_a_dearer_lever_is_compared_at_equal_hours_with_a_longer_baseline(start,
     record = levers.main(["--from", str(start), "--out", str(out), "--iterations", "1", "--baseline-iterations", "2",
                           "--set", "MCTS_SIMS=3", "--sims", "2", "--won", "1", "--drawn", "1", "--limit", "1",
                           "--pons-folder", str(pons)])
-    assert runs.readCheckpoint(out / "baseline")["iteration"] == 4 and runs.readCheckpoint(out / "lever")["iteration"] == 3
+    assert runs.readCheckpoint(out / "baseline")["iteration"] == 4
+    assert runs.readCheckpoint(out / "lever")["iteration"] == 3
     assert (record["arms"]["baseline"]["iterations"], record["arms"]["lever"]["iterations"]) == (2, 1)
     assert record["arms"]["baseline"]["version"] == runs.readMetrics(out / "baseline")[-1]["best_player_version"]
     assert "2 iterations of the baseline, 1 of the lever" in capsys.readouterr().out
