@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import statistics
 import subprocess
@@ -37,22 +36,20 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
 
-import funcs  # noqa: E402
+import retrain  # noqa: E402
+import selfplay  # noqa: E402
+
 import runs  # noqa: E402
 import storage  # noqa: E402
-from agent import Agent  # noqa: E402
-from memory import Memory  # noqa: E402
 
-SHIPPED_RUN = Path(__file__).resolve().parent.parent / "run_archive" / "connect4" / "run0002"
 SETUP_SECONDS = 45.0
 """Time the children get to load and warm up before their measured loops start together."""
 ROLES = ("selfplay", "learner")
 ALL_CORES = os.cpu_count() or 1
-QUIET = logging.getLogger("benchmarks.overlap")
-QUIET.disabled = True
 
 
 def selfplayPhase(folder: Path, threads: int):
@@ -65,25 +62,15 @@ def selfplayPhase(folder: Path, threads: int):
     if hasattr(engine, "threads") and engine.threads != threads:
         engine.threads = threads
         engine.refresh(network.model)
-    player = Agent.fromConfig("best_player", cfg, network, seed=cfg.SEED)
-
-    def phase() -> int:
-        before = network.positionsEvaluated
-        funcs.playMatches(player, player, cfg.EPISODES, QUIET, cfg.TURNS_UNTIL_TAU0, Memory(cfg.MEMORY_SIZE))
-        return network.positionsEvaluated - before
-    return phase
+    return lambda: selfplay.selfplay(network, cfg)[0]
 
 
 def learnerPhase(folder: Path):
     """A callable running one iteration's retraining (`Agent.replay`) of the run in
-    `folder` (its current network, its newest memory), returning the positions it
-    trained on.  TensorFlow's thread counts are the process's (`child` sets them)."""
-    cfg = runs.runConfig(folder)
-    network = runs.networkFor(cfg, folder)
-    network.loadWeights(storage.current_model_path(folder))
-    memory = Memory.load(storage.memory_path(folder, storage.memory_snapshots(folder)[-1]), cfg.MEMORY_SIZE)
-    agent = Agent.fromConfig("learner", cfg, network, seed=cfg.SEED)
-    agent.logger = None
+    `folder` (`retrain.runLearner`), returning the positions it trained on.
+    TensorFlow's thread counts are the process's (`child` sets them)."""
+    agent, memory = retrain.runLearner(folder)
+    cfg = agent.config
 
     def phase() -> int:
         agent.replay(memory.ltmemory)
@@ -150,16 +137,16 @@ def together(folder: Path, threads: int, seconds: float) -> dict[str, dict]:
     return results({role: startChild(role, folder, threads, start_at, seconds) for role in ROLES})
 
 
-def iterationSeconds(selfplay: float, retrain: float, shares: dict[str, float]) -> float:
-    """Seconds for `selfplay` and `retrain` seconds of (alone) work run at once, each at
-    its share of its alone speed while both run, the rest alone."""
-    both = min(selfplay / shares["selfplay"], retrain / shares["learner"])
-    return both + (selfplay - shares["selfplay"] * both) + (retrain - shares["learner"] * both)
+def iterationSeconds(selfplay_s: float, retrain_s: float, shares: dict[str, float]) -> float:
+    """Seconds for `selfplay_s` and `retrain_s` seconds of (alone) work run at once, each
+    at its share of its alone speed while both run, the rest alone."""
+    both = min(selfplay_s / shares["selfplay"], retrain_s / shares["learner"])
+    return both + (selfplay_s - shares["selfplay"] * both) + (retrain_s - shares["learner"] * both)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=SHIPPED_RUN)
+    parser.add_argument("--run-folder", type=Path, default=retrain.SHIPPED_RUN)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window of each child (default 60)")
     parser.add_argument("--threads", default="2,1", help="thread counts to measure (default 2,1)")
     parser.add_argument("--child", choices=ROLES, help=argparse.SUPPRESS)
@@ -169,8 +156,9 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(child(args.child, args.run_folder, int(args.threads), args.start_at, args.seconds)))
         return
     rows = [row["seconds"] for row in runs.readMetrics(args.run_folder)[-20:]]
-    selfplay, retrain = (statistics.median(row.get(phase, 0.0) for row in rows) for phase in ("selfplay", "retrain"))
-    print(f"The run in {args.run_folder}: median self-play {selfplay:.1f} s, retraining {retrain:.1f} s "
+    selfplay_s, retrain_s = (statistics.median(row.get(phase, 0.0) for row in rows)
+                             for phase in ("selfplay", "retrain"))
+    print(f"The run in {args.run_folder}: median self-play {selfplay_s:.1f} s, retraining {retrain_s:.1f} s "
           f"(its last {len(rows)} iterations); each measured window {args.seconds:.0f} s")
     units = {"selfplay": "positions evaluated/s", "learner": "positions trained/s"}
     single = alone(args.run_folder, args.seconds)
@@ -181,9 +169,10 @@ def main(argv: list[str] | None = None) -> None:
         for role, unit in units.items():
             print(f"  {role:<9} alone {single[role]['per_second']:8.0f}  together {both[role]['per_second']:8.0f}  "
                   f"share {shares[role]:.2f}   ({unit}; phases {single[role]['phases']} / {both[role]['phases']})")
-        overlapped = iterationSeconds(selfplay, retrain, shares)
-        print(f"  sum of shares {sum(shares.values()):.2f}: self-play + retraining in turn {selfplay + retrain:.1f} s, "
-              f"at once {overlapped:.1f} s ({(selfplay + retrain) / overlapped:.2f}x)")
+        overlapped = iterationSeconds(selfplay_s, retrain_s, shares)
+        in_turn = selfplay_s + retrain_s
+        print(f"  sum of shares {sum(shares.values()):.2f}: self-play + retraining in turn {in_turn:.1f} s, "
+              f"at once {overlapped:.1f} s ({in_turn / overlapped:.2f}x)")
 
 
 if __name__ == "__main__":

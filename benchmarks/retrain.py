@@ -38,8 +38,10 @@ from model import Residual_CNN  # noqa: E402
 SHIPPED_RUN = Path(__file__).resolve().parent.parent / "run_archive" / "connect4" / "run0002"
 
 
-def measure(folder: Path, repeats: int) -> dict:
-    """Seconds of `Agent.replay` on the run in `folder`, in this process's backend."""
+def runLearner(folder: Path) -> tuple[Agent, Memory]:
+    """The learner of the run in `folder` as its training has it (its config, its current
+    network, seeded by its SEED; no logging) and its newest memory snapshot.  Only reads
+    the folder."""
     cfg = runs.runConfig(folder)
     keras.utils.set_random_seed(cfg.SEED)
     network = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42, run_folder=folder)
@@ -47,6 +49,13 @@ def measure(folder: Path, repeats: int) -> dict:
     memory = Memory.load(storage.memory_path(folder, storage.memory_snapshots(folder)[-1]), cfg.MEMORY_SIZE)
     agent = Agent.fromConfig("learner", cfg, network, seed=cfg.SEED)
     agent.logger = None
+    return agent, memory
+
+
+def measure(folder: Path, repeats: int) -> dict:
+    """Seconds of `Agent.replay` on the run in `folder`, in this process's backend."""
+    agent, memory = runLearner(folder)
+    cfg, network = agent.config, agent.model
     fitting = []
     original_fit = network.fit
 
