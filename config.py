@@ -28,6 +28,9 @@ VALUE_HEADS = ("tanh", "wdl")
 """The values of VALUE_HEAD."""
 TRAINING_PRECISIONS = ("float32", "bfloat16")
 """The values of TRAINING_PRECISION."""
+SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE")
+"""The settings of how a saved network searches: no weight depends on them, so the
+measuring scripts may change them at play time (`withSearch`)."""
 
 
 class ConfigError(ValueError):
@@ -448,6 +451,24 @@ class Config:
         """RUN_FOLDER or RUN_ARCHIVE_FOLDER as an absolute path."""
         folder = Path(getattr(self, name))
         return folder if folder.is_absolute() else PROJECT_ROOT / folder
+
+
+def withSearch(cfg: Config, search: dict | None) -> Config:
+    """`cfg` with the play-time search settings `search` (names of SEARCH_SETTINGS, as
+    NAME: value) changed and validated; any other name is refused by name (ConfigError):
+    a saved network was trained for its run's other settings."""
+    if not search:
+        return cfg
+    others = sorted(set(search) - set(SEARCH_SETTINGS))
+    if others:
+        raise ConfigError(f"{', '.join(others)} cannot change at play time: only the search settings "
+                          f"{', '.join(SEARCH_SETTINGS)} can")
+    return cfg.replace(**search)
+
+
+def searchLabel(search: dict | None) -> str:
+    """Play-time search settings as printed after what they change: ", NAME=value" each."""
+    return "".join(f", {name}={value}" for name, value in sorted((search or {}).items()))
 
 
 DEFAULT = Config()

@@ -88,13 +88,14 @@ def _perVersion(rows: list[dict]) -> list[dict]:
 
 def wholeGameCurve(run_folder) -> list[dict]:
     """One row per whole-game record of the run (`make perfect`) whose version was a
-    best version: version, sims, the training hours it had had when promoted, and the
-    shares of won, drawn and all starts kept (None where it played no such start)."""
+    best version and searched with the run's own settings (not `--set`'s): version,
+    sims, the training hours it had had when promoted, and the shares of won, drawn
+    and all starts kept (None where it played no such start)."""
     hours = runs.promotionHours(runs.readMetrics(run_folder))
     rows = []
     for path in storage.whole_games_records(run_folder):
         record = json.loads(path.read_text())
-        if record["version"] not in hours:
+        if record["version"] not in hours or record.get("search"):
             continue
         summary = record["summary"]
         rows.append({"version": record["version"], "sims": record["sims"], "hours": hours[record["version"]][1],

@@ -29,7 +29,7 @@ import evaluation
 import loggers as lg
 import storage
 from agent import Agent, User
-from config import DEFAULT, Config
+from config import DEFAULT, Config, withSearch
 from game import Game, GameState
 from memory import Memory
 from model import Residual_CNN
@@ -233,13 +233,14 @@ def bestVersion(folder) -> int:
 
 
 def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | None, input_fn=None,
-                  output_fn=print, mcts_simulations: int | None = None):
+                  output_fn=print, mcts_simulations: int | None = None, search: dict | None = None):
     """A player for `version` of the run in `run_folder`: None the run's best version,
     -1 a human (typing through `input_fn` / `output_fn`; `input_fn` None: the builtin
     `input` at the time of asking), 0 an untrained network, n the saved network
     models/version000n.keras.  Networks are built with the run's own config.json
-    (else `cfg`); `mcts_simulations` overrides its MCTS_SIMS.  A version the folder
-    does not hold is refused with the versions it does hold."""
+    (else `cfg`); `mcts_simulations` overrides its MCTS_SIMS, `search` its play-time
+    search settings (`config.withSearch`).  A version the folder does not hold is
+    refused with the versions it does hold."""
     folder = Path(run_folder)
     if mcts_simulations is not None and (isinstance(mcts_simulations, bool) or not isinstance(mcts_simulations, int)
                                          or mcts_simulations < 1):
@@ -253,7 +254,7 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | 
     if version > 0 and not storage.model_path(folder, version).exists():
         raise ValueError(f"run folder {folder} has no saved version {version}; saved versions: "
                          f"{savedVersionsList(folder)} (or 0 for an untrained network)")
-    run_cfg = runConfig(folder, cfg)
+    run_cfg = withSearch(runConfig(folder, cfg), search)
     network = Residual_CNN.fromConfig(run_cfg, env.input_shape, env.action_size, folder)
     if version > 0:
         network.loadWeights(storage.model_path(folder, version), f"saved versions: {savedVersionsList(folder)}")

@@ -2,7 +2,7 @@
 
 Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--version N] [--sims S] [--won W] [--drawn D] [--max-moves M]
-                     [--seed K] [--out FILE] [--no-classify])
+                     [--seed K] [--set NAME=VALUE ...] [--out FILE] [--no-classify])
 
 From seeded random openings of 0 to M moves (the rules only; Pons' sets are never
 read), the agent plays whole games against the solver, which plays a best move (the
@@ -16,7 +16,11 @@ network's prior, or its values).  Written: a JSON record with every game (its mo
 columns 1..7 from the empty board), every mistake's position, the solver's score of
 each column, the network's value and the search's visits, priors and Q there
 (default file: the run folder's perfect/versionNNNN-simsS.json; the notebook's
-"Whole games against perfect play" cell draws its losing moves).
+"Whole games against perfect play" cell draws its losing moves).  `--set` changes how the
+saved network searches (`config.SEARCH_SETTINGS`: the root search, CPUCT, Gumbel's
+settings), a lever at play time that needs no training: such a record is named after
+its settings (versionNNNN-simsS-root_search-puct.json), never replaces the version's own,
+and stays out of the learning curve.
 """
 
 from __future__ import annotations
@@ -30,20 +34,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import keras  # noqa: E402
 
+import cli  # noqa: E402
 import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import STRONG, ConfigError  # noqa: E402
+from config import SEARCH_SETTINGS, STRONG, ConfigError, searchLabel, withSearch  # noqa: E402
 from game import Game  # noqa: E402
 
 
 def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, max_moves: int, seed: int,
-                 classify: bool = True, progress: bool = True) -> dict:
+                 classify: bool = True, progress: bool = True, search: dict | None = None) -> dict:
     """The whole-game record (`evaluation.wholeGameRecord`) of `version` of the run in
-    `folder`, its agent searching `sims` simulations per move."""
+    `folder`, its agent searching `sims` simulations per move, with the play-time
+    search settings `search` (NAME: value; None: the run's own)."""
     cfg = runs.runConfig(folder)
     keras.utils.set_random_seed(cfg.SEED)
-    agent = runs.versionPlayer("agent", Game(), cfg, folder, version, mcts_simulations=sims)
+    agent = runs.versionPlayer("agent", Game(), cfg, folder, version, mcts_simulations=sims, search=search)
     agent.logger = None
     start = time.perf_counter()
     starts = evaluation.gameStarts(won, drawn, max_moves, seed)
@@ -53,7 +59,7 @@ def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, ma
     if classify:
         deeper = evaluation.agentChooser(agent.model, agent.config, evaluation.DEEPER_SEARCH * sims, seed)
         games = evaluation.classifyMistakes(games, deeper)
-    about = {"run_folder": str(folder), "version": version, "sims": sims, "won_starts": won,
+    about = {"run_folder": str(folder), "version": version, "sims": sims, "search": dict(search or {}), "won_starts": won,
              "drawn_starts": drawn, "max_opening_moves": max_moves, "seed": seed,
              "seconds": round(time.perf_counter() - start, 1), "seconds_playing": round(played, 1),
              "agent_moves": sum(game.playerMoves for game in games)}
@@ -71,6 +77,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--drawn", type=int, default=500, help="drawn starts to play (default 500)")
     parser.add_argument("--max-moves", type=int, default=6, help="random opening moves, at most (default 6)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the openings and the solver's ties")
+    parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
+                        help="a play-time search setting of the agent (repeatable; one of "
+                             f"{', '.join(SEARCH_SETTINGS)}; e.g. --set ROOT_SEARCH=puct)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json)")
     parser.add_argument("--no-classify", action="store_true",
@@ -86,13 +95,16 @@ def main(argv: list[str] | None = None) -> dict:
         cfg = runs.runConfig(args.run_folder)
         version = runs.bestVersion(args.run_folder) if args.version is None else args.version
         sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
-        print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations, "
-              f"{args.won} won and {args.drawn} drawn starts from openings of 0-{args.max_moves} random moves")
+        search = dict(args.set)
+        withSearch(cfg, search)  # a setting that cannot change at play time is refused before any game
+        print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations"
+              f"{searchLabel(search)}, {args.won} won and {args.drawn} drawn starts from openings of "
+              f"0-{args.max_moves} random moves")
         record = scoreVersion(args.run_folder, version, sims, args.won, args.drawn, args.max_moves, args.seed,
-                              classify=not args.no_classify)
+                              classify=not args.no_classify, search=search)
     except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
-    out = args.out or storage.whole_games_path(args.run_folder, version, sims)
+    out = args.out or storage.whole_games_path(args.run_folder, version, sims, search=search)
     storage.write_json(out, record)
     print(evaluation.wholeGameText(record["summary"]))
     print(f"{record['agent_moves']} agent moves in {record['seconds_playing']:.0f} s "

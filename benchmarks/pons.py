@@ -1,7 +1,7 @@
 """Mistake rates against perfect play on Pascal Pons' six standard position sets.
 
 Run: make pons   (or: .venv/bin/python benchmarks/pons.py [--version N] [--run-folder F]
-                  [--sims S] [--limit L] [--sets L1_R1 L2_R2 ...])
+                  [--sims S] [--limit L] [--sets L1_R1 L2_R2 ...] [--set NAME=VALUE ...])
 
 For each set (stage of the game x difficulty), the share of positions where the move
 chosen is a mistake (its win / draw / loss outcome for the player to move is worse
@@ -10,7 +10,8 @@ moves) and for the MCTS agent (S simulations, no noise, the search's best move),
 the published figures of AlphaZero.jl's trained MCTS player and a depth-5 minimax.
 The network is version N of the run folder (default: the run's best version; 0, or a
 folder that holds no run: an untrained network built from that run's config, else the
-default config).
+default config).  `--set` changes how the agent searches (`config.SEARCH_SETTINGS`,
+e.g. --set ROOT_SEARCH=puct), a play-time lever that needs no training.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import keras  # noqa: E402
 
+import cli  # noqa: E402
 import evaluation  # noqa: E402
 from evaluation import PONS_SETS  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import DEFAULT, PROJECT_ROOT, ConfigError  # noqa: E402
+from config import DEFAULT, PROJECT_ROOT, SEARCH_SETTINGS, ConfigError, searchLabel, withSearch  # noqa: E402
 from game import Game  # noqa: E402
 
 PONS_FOLDER = PROJECT_ROOT.parent / "shared" / "pons"
@@ -86,6 +88,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="sets to score, e.g. L1_R1 L2_R2 (default: all six)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
                         help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
+    parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
+                        help="a play-time search setting of the agent (repeatable; one of "
+                             f"{', '.join(SEARCH_SETTINGS)})")
     args = parser.parse_args(argv)
     if args.version is None and not storage.checkpoint_path(args.run_folder).exists():
         args.version = 0
@@ -99,15 +104,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if missing:
         parser.error(f"{args.pons_folder} lacks the set files {missing}")
     try:
-        cfg = runs.runConfig(args.run_folder, DEFAULT)
+        cfg = withSearch(runs.runConfig(args.run_folder, DEFAULT), dict(args.set))
         sims = args.sims or cfg.EVAL_SIMS
         keras.utils.set_random_seed(cfg.SEED)
         version = runs.bestVersion(args.run_folder) if args.version is None else args.version
-        player = runs.versionPlayer("evaluated", Game(), cfg, args.run_folder, version, mcts_simulations=sims)
+        player = runs.versionPlayer("evaluated", Game(), cfg, args.run_folder, version, mcts_simulations=sims,
+                                    search=dict(args.set))
     except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
     what = "untrained network" if version == 0 else f"version {version} of {args.run_folder}"
-    print(f"Pons benchmark: {what}, agent with {sims} simulations, up to {args.limit or 'all'} positions per set")
+    print(f"Pons benchmark: {what}, agent with {sims} simulations{searchLabel(dict(args.set))}, "
+          f"up to {args.limit or 'all'} positions per set")
     rows = evaluateSets(player.model, cfg, sims, args.sets, args.limit or None, args.pons_folder)
     print(formatTable(rows, sims))
     return rows

@@ -188,6 +188,12 @@ def test_pons_cli_scores_an_untrained_network(tmp_path, tiny_cfg, capsys):
     assert [(r["set"], r["positions"], r["reference"]) for r in rows] == [("Test_L3_R1", 2, 0.0)]
     assert all(0 <= r[k] <= 100 for r in rows for k in ("network", "agent"))
     assert "Test_L3_R1" in capsys.readouterr().out
+    pons.main(["--run-folder", str(run), "--sims", "4", "--limit", "2", "--sets", "L3_R1",
+               "--pons-folder", str(tmp_path), "--set", "ROOT_SEARCH=gumbel"])
+    assert "4 simulations, ROOT_SEARCH=gumbel" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        pons.main(["--run-folder", str(run), "--sets", "L3_R1", "--pons-folder", str(tmp_path), "--set", "SEED=3"])
+    assert "SEED cannot change at play time" in capsys.readouterr().err
 
 
 def test_pons_cli_refuses_an_unknown_set(capsys):

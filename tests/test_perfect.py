@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 import evaluation
+import runs
+import storage
 from agent import Agent, searchWithoutNetwork
 from benchmarks import perfect
+from config import ConfigError, withSearch
 from evaluation import Mistake, Start
-from game import GameState, columnOf
+from game import Game, GameState, columnOf
 
 
 class SolverPlayer:
@@ -161,3 +164,37 @@ def test_benchmark_script_refuses_bad_arguments(run_folder, args, message, capsy
     with pytest.raises(SystemExit):
         perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", *args])
     assert message in capsys.readouterr().err
+
+
+def test_play_time_search_settings_reach_the_agent_and_nothing_else_may_change(run_folder, tiny_cfg):
+    agent = runs.versionPlayer("agent", Game(), tiny_cfg, run_folder, 3, mcts_simulations=4,
+                               search={"ROOT_SEARCH": "gumbel", "CPUCT": 2.5})
+    assert agent.config.ROOT_SEARCH == "gumbel" and agent.cpuct == 2.5 and agent.forGame(1).cpuct == 2.5
+    assert agent.config.as_dict() == {**tiny_cfg.as_dict(), "ROOT_SEARCH": "gumbel", "CPUCT": 2.5}
+    with pytest.raises(ConfigError, match="LEARNING_RATE, MCTS_SIMS cannot change at play time"):
+        withSearch(tiny_cfg, {"MCTS_SIMS": 8, "LEARNING_RATE": 0.1, "CPUCT": 2.0})
+    with pytest.raises(ConfigError, match="CPUCT"):
+        withSearch(tiny_cfg, {"CPUCT": -1.0})
+    assert withSearch(tiny_cfg, None) is tiny_cfg
+
+
+def test_benchmark_script_plays_with_search_settings_into_a_record_of_their_own(run_folder, capsys):
+    own = perfect.main(["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4"])
+    gumbel = perfect.main(["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4",
+                           "--set", "ROOT_SEARCH=gumbel", "--set", "GUMBEL_SAMPLED_ACTIONS=2"])
+    search = {"ROOT_SEARCH": "gumbel", "GUMBEL_SAMPLED_ACTIONS": 2}
+    path = storage.whole_games_path(run_folder, 3, 4, search=search)
+    assert path.name == "version0003-sims4-gumbel_sampled_actions-2-root_search-gumbel.json"
+    assert json.loads(path.read_text())["search"] == search == gumbel["search"]
+    assert json.loads(storage.whole_games_path(run_folder, 3, 4).read_text()) == json.loads(json.dumps(own))
+    assert own["search"] == {}
+    assert "ROOT_SEARCH=gumbel" in capsys.readouterr().out
+    # Gumbel's root considers 2 moves only: the games are those of another search
+    assert [g["moves"] for g in own["games"]] != [g["moves"] for g in gumbel["games"]]
+
+
+def test_benchmark_script_refuses_a_setting_the_network_was_trained_with(run_folder, capsys):
+    with pytest.raises(SystemExit):
+        perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--set", "VALUE_HEAD=wdl"])
+    assert "VALUE_HEAD cannot change at play time" in capsys.readouterr().err
+    assert not (run_folder / "perfect").exists()

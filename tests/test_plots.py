@@ -100,8 +100,10 @@ def test_the_curve_draws_the_kept_share_of_each_scored_best_version(tmp_path):
     path.write_text(json.dumps(record))
     never_best = evaluation.wholeGameRecord(games, {"version": 9, "sims": 50})
     storage.whole_games_path(tmp_path, 9, 50).write_text(json.dumps(never_best))
+    other_search = evaluation.wholeGameRecord(games, {"version": 2, "sims": 50, "search": {"ROOT_SEARCH": "puct"}})
+    storage.whole_games_path(tmp_path, 2, 50, search={"ROOT_SEARCH": "puct"}).write_text(json.dumps(other_search))
     rows = plots.wholeGameCurve(tmp_path)
-    assert [(r["version"], r["sims"]) for r in rows] == [(2, 50)]  # version 9 never was the best
+    assert [(r["version"], r["sims"]) for r in rows] == [(2, 50)]  # version 9 never was the best, nor is --set's
     assert rows[0]["won"] == record["summary"]["won"]["share"] and rows[0]["hours"] == pytest.approx(1 / 3600)
     fig = plots.plotCurve(tmp_path)
     games_ax = fig.axes[2]
