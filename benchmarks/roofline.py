@@ -2,6 +2,7 @@
 can do the self-play network's evaluation already gets.
 
 Run: .venv/bin/python benchmarks/roofline.py [--run-folder F] [--version N] [--seconds 2]
+                                              [--selfplay]
 
 The run's network (the shipped run's best version by default) is compiled as self-play
 compiles it (`inference.OpenVINOEngine`: all cores, one stream, latency hint), in
@@ -13,7 +14,12 @@ reaches it on large square matrices with the same threads.  The ratios say what 
 faster engine could still win for the same network (bfloat16's dot products do at
 most twice float32's multiply-adds per cycle on AVX512-BF16, many times that on AMX):
 the rest can only come from fewer multiply-adds (a smaller network) or other
-hardware.  Nothing is written.
+hardware.  With --selfplay, one self-play phase of the run (its config, that version)
+is played with its network calls recorded (`selfplay.recordedSelfplay`): the calls by
+batch size, their share of the positions and of the network's time, and what the
+network's time would be if every call ran at the rate of the largest band (lockstep
+games end at different moves, so the last calls of a phase are small).  Nothing is
+written.
 """
 
 from __future__ import annotations
@@ -33,10 +39,13 @@ import openvino as ov  # noqa: E402
 import inference  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
+import selfplay  # noqa: E402
 from int8 import SHIPPED_RUN, throughput  # noqa: E402
 from model import Residual_CNN  # noqa: E402
 
 BATCHES = (16, 32, 64, 128, 256, 512)
+BANDS = ((1, 16), (17, 32), (33, 64), (65, 96), (97, 128), (129, 1 << 20))
+"""Batch-size bands of a self-play phase's calls (128 games: the last band stays empty)."""
 SQUARE = 2048
 """The side of the square float32 product that measures the peak (OpenBLAS at its best)."""
 
@@ -69,6 +78,44 @@ def sgemmGflops(seconds: float, side: int = SQUARE) -> float:
     return 2 * side ** 3 * calls / (time.perf_counter() - start) / 1e9
 
 
+def callBands(calls: list) -> list[dict]:
+    """Per band of `BANDS` that holds calls (`selfplay.Call`): its calls, positions,
+    seconds and positions per second."""
+    bands = []
+    for low, high in BANDS:
+        inside = [call for call in calls if low <= call.size <= high]
+        if inside:
+            positions, seconds = sum(c.size for c in inside), sum(c.seconds for c in inside)
+            bands.append({"sizes": (low, high), "calls": len(inside), "positions": positions, "seconds": seconds,
+                          "rate": positions / seconds})
+    return bands
+
+
+def fullBatchShare(bands: list[dict]) -> float:
+    """The network's time if every position ran at the largest band's rate, as a
+    share of the time its calls took."""
+    positions, seconds = sum(b["positions"] for b in bands), sum(b["seconds"] for b in bands)
+    return positions / bands[-1]["rate"] / seconds
+
+
+def selfplayBatches(network, cfg) -> dict:
+    """One self-play phase of `cfg` with `network`, its calls by batch band (printed)."""
+    positions, seconds, calls = selfplay.recordedSelfplay(network, cfg)
+    bands = callBands(calls)
+    total_positions, total_seconds = sum(b["positions"] for b in bands), sum(b["seconds"] for b in bands)
+    print(f"self-play: {cfg.EPISODES} games, {positions} positions in {len(calls)} calls (mean batch "
+          f"{positions / len(calls):.1f}), {seconds:.1f} s, of which the network {total_seconds:.1f} s")
+    for band in bands:
+        low, high = band["sizes"]
+        print(f"   batch {low:>3}-{min(high, 999):<3}: {band['calls']:>5} calls, "
+              f"{band['positions'] / total_positions:>6.1%} of the positions, "
+              f"{band['seconds'] / total_seconds:>6.1%} of the network's time, {band['rate']:>7.0f} positions/s")
+    share = fullBatchShare(bands)
+    print(f"   every call at the largest band's rate: the network's time x {share:.2f}")
+    return {"positions": positions, "seconds": seconds, "calls": len(calls), "bands": bands,
+            "full_batch_share": share}
+
+
 def compiledAs(model, precision: str, threads: int):
     """`model` compiled as `inference.OpenVINOEngine.refresh` compiles the network."""
     return ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision,
@@ -81,6 +128,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--run-folder", type=Path, default=SHIPPED_RUN)
     parser.add_argument("--version", type=int, default=None, help="network version (default: the run's best)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per speed measurement")
+    parser.add_argument("--selfplay", action="store_true",
+                        help="also play one self-play phase and show its network calls by batch size")
     args = parser.parse_args(argv)
     folder = args.run_folder
     cfg = runs.runConfig(folder)
@@ -106,7 +155,10 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{precision:<9} " + " ".join(f"{speeds[b]:>7.0f}/s {gflops[b]:>4.0f} GF/s {gflops[b] / peak:>5.2f}x"
                                             for b in BATCHES))
     print("each batch: the network's positions/s, its GFLOP/s, and those against the float32 peak")
-    return {"version": version, "multiply_adds": macs, "float32_peak_gflops": peak, "results": results}
+    measured = {"version": version, "multiply_adds": macs, "float32_peak_gflops": peak, "results": results}
+    if args.selfplay:
+        measured["selfplay"] = selfplayBatches(network, cfg)
+    return measured
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import pytest
 
 import inference
 from benchmarks import roofline
+from benchmarks.selfplay import Call
 
 
 def test_multiply_adds_count_convolutions_per_output_cell_and_dense_layers():
@@ -20,8 +21,17 @@ def test_multiply_adds_count_convolutions_per_output_cell_and_dense_layers():
     assert roofline.multiplyAdds(model) == 42 * 9 * 2 * 4 + 42 * 4 * 3 + 20 * 9 * 3 * 2 + 40 * 5
 
 
+def test_calls_fall_into_batch_bands_and_the_full_batch_share_weighs_positions_by_rate():
+    calls = [Call(8, 0.004, ()), Call(8, 0.004, ()), Call(128, 0.016, ()), Call(100, 0.0125, ())]
+    bands = roofline.callBands(calls)
+    assert [(b["sizes"], b["calls"], b["positions"]) for b in bands] == [((1, 16), 2, 16), ((97, 128), 2, 228)]
+    assert bands[0]["rate"] == pytest.approx(2000) and bands[1]["rate"] == pytest.approx(8000)
+    # 244 positions at 8,000/s against the 0.0365 s the calls took
+    assert roofline.fullBatchShare(bands) == pytest.approx(244 / 8000 / 0.0365)
+
+
 def test_the_script_measures_each_precision_at_each_batch(run_folder, capsys):
-    result = roofline.main(["--run-folder", str(run_folder), "--seconds", "0.01"])
+    result = roofline.main(["--run-folder", str(run_folder), "--seconds", "0.01", "--selfplay"])
     assert result["version"] == 3 and result["multiply_adds"] > 0 and result["float32_peak_gflops"] > 0
     precisions = ["f32", "bf16"] if inference.cpuSupportsBF16() else ["f32"]
     assert list(result["results"]) == precisions
@@ -30,4 +40,9 @@ def test_the_script_measures_each_precision_at_each_batch(run_folder, capsys):
         assert all(speed > 0 for speed in measured["positions_per_second"].values())
         for batch, gflops in measured["gflops"].items():
             assert gflops * 1e9 == pytest.approx(2 * result["multiply_adds"] * measured["positions_per_second"][batch])
-    assert "multiply-adds per position" in capsys.readouterr().out
+    played = result["selfplay"]
+    assert played["positions"] == sum(band["positions"] for band in played["bands"]) > 0
+    assert played["calls"] == sum(band["calls"] for band in played["bands"])
+    assert 0 < played["full_batch_share"]
+    out = capsys.readouterr().out
+    assert "multiply-adds per position" in out and "of the network's time" in out
