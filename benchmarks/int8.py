@@ -46,6 +46,24 @@ def snapshotInputs(folder: Path, cfg) -> np.ndarray:
     return networkInputs(states).reshape(len(states), 2, 6, 7)
 
 
+def versionEngine(folder: Path, version: int | None):
+    """(config, version, network, float32 OpenVINO engine) of `version` of the run in
+    `folder` (None: its best), the engine not yet compiled."""
+    cfg = runs.runConfig(folder)
+    version = runs.bestVersion(folder) if version is None else version
+    network = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42, run_folder=folder)
+    network.loadWeights(storage.model_path(folder, version))
+    return cfg, version, network, inference.OpenVINOEngine(network.model, (2, 6, 7), "f32")
+
+
+def compiledAs(model, precision: str, threads: int):
+    """`model` (an OpenVINO model) compiled as `inference.OpenVINOEngine.refresh`
+    compiles the network: `threads` cores, one stream, latency hint."""
+    return ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision,
+                                                  "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+                                                  "PERFORMANCE_HINT": "LATENCY"})
+
+
 def throughput(compiled, x: np.ndarray, seconds: float) -> float:
     """Positions per second of `compiled` on batch `x`, one request, after a warm-up."""
     request = compiled.create_infer_request()
@@ -67,11 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per speed measurement")
     args = parser.parse_args(argv)
     folder = args.run_folder
-    cfg = runs.runConfig(folder)
-    version = runs.bestVersion(folder) if args.version is None else args.version
-    network = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42, run_folder=folder)
-    network.loadWeights(storage.model_path(folder, version))
-    engine = inference.OpenVINOEngine(network.model, (2, 6, 7), "f32")
+    cfg, version, network, engine = versionEngine(folder, args.version)
     bound = engine.boundModel(network.model)
     inputs = snapshotInputs(folder, cfg)
     picks = np.random.default_rng(cfg.SEED).permutation(len(inputs))
@@ -82,13 +96,10 @@ def main(argv: list[str] | None = None) -> None:
                               subset_size=len(calibration))
     print(f"version {version} of {folder}: quantized in {time.perf_counter() - start:.1f} s on "
           f"{len(calibration)} self-play positions; compared on {len(test)} others")
-    core = ov.Core()
     variants = {"f32": (bound, "f32"), "bf16": (bound, "bf16"), "int8": (quantized, "bf16")}
     if not inference.cpuSupportsBF16():
         variants = {"f32": (bound, "f32"), "int8": (quantized, "f32")}
-    compiled = {name: core.compile_model(model, "CPU", {
-        "INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": engine.threads, "NUM_STREAMS": 1,
-        "PERFORMANCE_HINT": "LATENCY"}) for name, (model, precision) in variants.items()}
+    compiled = {name: compiledAs(model, precision, engine.threads) for name, (model, precision) in variants.items()}
     reference = compiled["f32"](test)
     base = {batch: throughput(compiled["f32"], test[:batch], args.seconds) for batch in BATCHES}
     print(f"{'variant':<8} {'value max/mean diff':>20} {'same best cell':>15}   "

@@ -34,14 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import openvino as ov  # noqa: E402
 
 import inference  # noqa: E402
-import runs  # noqa: E402
-import storage  # noqa: E402
 import selfplay  # noqa: E402
-from int8 import SHIPPED_RUN, throughput  # noqa: E402
-from model import Residual_CNN  # noqa: E402
+from int8 import SHIPPED_RUN, compiledAs, throughput, versionEngine  # noqa: E402
 
 BATCHES = (16, 32, 64, 128, 256, 512)
 BANDS = ((1, 16), (17, 32), (33, 64), (65, 96), (97, 128), (129, 1 << 20))
@@ -116,13 +112,6 @@ def selfplayBatches(network, cfg) -> dict:
             "full_batch_share": share}
 
 
-def compiledAs(model, precision: str, threads: int):
-    """`model` compiled as `inference.OpenVINOEngine.refresh` compiles the network."""
-    return ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision,
-                                                  "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-                                                  "PERFORMANCE_HINT": "LATENCY"})
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description="The network's evaluation against the CPU's matrix product limit.")
     parser.add_argument("--run-folder", type=Path, default=SHIPPED_RUN)
@@ -132,11 +121,7 @@ def main(argv: list[str] | None = None) -> dict:
                         help="also play one self-play phase and show its network calls by batch size")
     args = parser.parse_args(argv)
     folder = args.run_folder
-    cfg = runs.runConfig(folder)
-    version = runs.bestVersion(folder) if args.version is None else args.version
-    network = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42, run_folder=folder)
-    network.loadWeights(storage.model_path(folder, version))
-    engine = inference.OpenVINOEngine(network.model, (2, 6, 7), "f32")
+    cfg, version, network, engine = versionEngine(folder, args.version)
     bound = engine.boundModel(network.model)
     macs = multiplyAdds(network.model)
     precisions = ["f32", "bf16"] if inference.cpuSupportsBF16() else ["f32"]
