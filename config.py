@@ -29,8 +29,9 @@ VALUE_HEADS = ("tanh", "wdl")
 TRAINING_PRECISIONS = ("float32", "bfloat16")
 """The values of TRAINING_PRECISION."""
 SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE")
-"""The settings of how a saved network searches: no weight depends on them, so the
-measuring scripts may change them at play time (`withSearch`)."""
+"""The settings of the agent's search: the network's shape does not depend on them, so a
+saved network loads with any of them and the measuring scripts may change them at play
+time (`withSearch`)."""
 
 
 class ConfigError(ValueError):
@@ -459,11 +460,27 @@ def withSearch(cfg: Config, search: dict | None) -> Config:
     a saved network was trained for its run's other settings."""
     if not search:
         return cfg
+    unknown = sorted(set(search) - {f.name for f in dataclasses.fields(Config)})
+    if unknown:
+        raise ConfigError(f"unknown config keys {unknown}; the search settings are {', '.join(SEARCH_SETTINGS)}")
     others = sorted(set(search) - set(SEARCH_SETTINGS))
     if others:
         raise ConfigError(f"{', '.join(others)} cannot change at play time: only the search settings "
                           f"{', '.join(SEARCH_SETTINGS)} can")
     return cfg.replace(**search)
+
+
+def searchChanges(cfg: Config, search: dict | None) -> dict:
+    """The settings of `search` that change `cfg`'s search (validated by `withSearch`),
+    a float setting as a float (CPUCT=2 as 2.0): what names a record of them, so that
+    the same search is named one way and the run's own search has no name."""
+    changed = withSearch(cfg, search)
+    changes = {}
+    for name in sorted(search or {}):
+        value, own = getattr(changed, name), getattr(cfg, name)
+        if value != own:
+            changes[name] = float(value) if isinstance(own, float) else value
+    return changes
 
 
 def searchLabel(search: dict | None) -> str:

@@ -141,6 +141,15 @@ class TensorFlowEngine:
 
 
 
+def compileForCPU(model, precision: str, threads: int):
+    """An OpenVINO model compiled as the engine compiles the network: for the CPU in
+    `precision`, a call on `threads` cores, one stream, latency first (one call at a
+    time, as the search makes them)."""
+    return _openvinoCore().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision,
+                                                       "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+                                                       "PERFORMANCE_HINT": "LATENCY"})
+
+
 class OpenVINOEngine:
     """The network compiled by OpenVINO for this CPU, in `precision` ("f32" / "bf16").
 
@@ -177,9 +186,7 @@ class OpenVINOEngine:
 
     def refresh(self, keras_model) -> None:
         """Compile the network with `keras_model`'s current weights."""
-        self._compiled = _openvinoCore().compile_model(self.boundModel(keras_model), "CPU", {
-            "INFERENCE_PRECISION_HINT": self.precision, "INFERENCE_NUM_THREADS": self.threads,
-            "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"})
+        self._compiled = compileForCPU(self.boundModel(keras_model), self.precision, self.threads)
 
     def boundModel(self, keras_model):
         """The converted network with `keras_model`'s current weights bound as

@@ -23,19 +23,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nncf  # noqa: E402
 import numpy as np  # noqa: E402
-import openvino as ov  # noqa: E402
 
 import inference  # noqa: E402
-import runs  # noqa: E402
 import storage  # noqa: E402
 from game import networkInputs  # noqa: E402
 from memory import Memory  # noqa: E402
-from model import Residual_CNN  # noqa: E402
+from roofline import SHIPPED_RUN, throughput, versionEngine  # noqa: E402
 
-SHIPPED_RUN = Path(__file__).resolve().parent.parent / "run_archive" / "connect4" / "run0002"
 BATCHES = (32, 128, 512)
 
 
@@ -44,36 +42,6 @@ def snapshotInputs(folder: Path, cfg) -> np.ndarray:
     memory = Memory.load(storage.memory_path(folder, storage.memory_snapshots(folder)[-1]), cfg.MEMORY_SIZE)
     states = [row["state"] for row in memory.ltmemory]
     return networkInputs(states).reshape(len(states), 2, 6, 7)
-
-
-def versionEngine(folder: Path, version: int | None):
-    """(config, version, network, float32 OpenVINO engine) of `version` of the run in
-    `folder` (None: its best), the engine not yet compiled."""
-    cfg = runs.runConfig(folder)
-    version = runs.bestVersion(folder) if version is None else version
-    network = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42, run_folder=folder)
-    network.loadWeights(storage.model_path(folder, version))
-    return cfg, version, network, inference.OpenVINOEngine(network.model, (2, 6, 7), "f32")
-
-
-def compiledAs(model, precision: str, threads: int):
-    """`model` (an OpenVINO model) compiled as `inference.OpenVINOEngine.refresh`
-    compiles the network: `threads` cores, one stream, latency hint."""
-    return ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision,
-                                                  "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
-                                                  "PERFORMANCE_HINT": "LATENCY"})
-
-
-def throughput(compiled, x: np.ndarray, seconds: float) -> float:
-    """Positions per second of `compiled` on batch `x`, one request, after a warm-up."""
-    request = compiled.create_infer_request()
-    for _ in range(20):
-        request.infer([x])
-    calls, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        request.infer([x])
-        calls += 1
-    return calls * len(x) / (time.perf_counter() - start)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -99,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     variants = {"f32": (bound, "f32"), "bf16": (bound, "bf16"), "int8": (quantized, "bf16")}
     if not inference.cpuSupportsBF16():
         variants = {"f32": (bound, "f32"), "int8": (quantized, "f32")}
-    compiled = {name: compiledAs(model, precision, engine.threads) for name, (model, precision) in variants.items()}
+    compiled = {name: inference.compileForCPU(model, precision, engine.threads) for name, (model, precision) in variants.items()}
     reference = compiled["f32"](test)
     base = {batch: throughput(compiled["f32"], test[:batch], args.seconds) for batch in BATCHES}
     print(f"{'variant':<8} {'value max/mean diff':>20} {'same best cell':>15}   "

@@ -17,10 +17,10 @@ columns 1..7 from the empty board), every mistake's position, the solver's score
 each column, the network's value and the search's visits, priors and Q there
 (default file: the run folder's perfect/versionNNNN-simsS.json; the notebook's
 "Whole games against perfect play" cell draws its losing moves).  `--set` changes how the
-saved network searches (`config.SEARCH_SETTINGS`: the root search, CPUCT, Gumbel's
-settings), a lever at play time that needs no training: such a record is named after
-its settings (versionNNNN-simsS-root_search-puct.json), never replaces the version's own,
-and stays out of the learning curve.
+agent searches with the saved network (`config.SEARCH_SETTINGS`: the root search, CPUCT,
+Gumbel's settings), a lever at play time that needs no training: a record of settings
+other than the run's own is named after them (versionNNNN-simsS-root_search-puct.json),
+never replaces the version's own, and stays out of the learning curve.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import cli  # noqa: E402
 import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import SEARCH_SETTINGS, STRONG, ConfigError, searchLabel, withSearch  # noqa: E402
+from config import SEARCH_SETTINGS, STRONG, ConfigError, searchChanges, searchLabel  # noqa: E402
 from game import Game  # noqa: E402
 
 
@@ -59,8 +59,8 @@ def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, ma
     if classify:
         deeper = evaluation.agentChooser(agent.model, agent.config, evaluation.DEEPER_SEARCH * sims, seed)
         games = evaluation.classifyMistakes(games, deeper)
-    about = {"run_folder": str(folder), "version": version, "sims": sims, "search": dict(search or {}), "won_starts": won,
-             "drawn_starts": drawn, "max_opening_moves": max_moves, "seed": seed,
+    about = {"run_folder": str(folder), "version": version, "sims": sims, "search": dict(search or {}),
+             "won_starts": won, "drawn_starts": drawn, "max_opening_moves": max_moves, "seed": seed,
              "seconds": round(time.perf_counter() - start, 1), "seconds_playing": round(played, 1),
              "agent_moves": sum(game.playerMoves for game in games)}
     return evaluation.wholeGameRecord(games, about)
@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> dict:
                         help="a play-time search setting of the agent (repeatable; one of "
                              f"{', '.join(SEARCH_SETTINGS)}; e.g. --set ROOT_SEARCH=puct)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json)")
+                        help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json, "
+                             "followed by the --set settings that change the run's search)")
     parser.add_argument("--no-classify", action="store_true",
                         help="skip the deeper searches that tell too little search from the network's errors")
     args = parser.parse_args(argv)
@@ -95,8 +96,7 @@ def main(argv: list[str] | None = None) -> dict:
         cfg = runs.runConfig(args.run_folder)
         version = runs.bestVersion(args.run_folder) if args.version is None else args.version
         sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
-        search = dict(args.set)
-        withSearch(cfg, search)  # a setting that cannot change at play time is refused before any game
+        search = searchChanges(cfg, dict(args.set))  # refused before any game where it cannot change
         print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations"
               f"{searchLabel(search)}, {args.won} won and {args.drawn} drawn starts from openings of "
               f"0-{args.max_moves} random moves")

@@ -11,7 +11,8 @@ the published figures of AlphaZero.jl's trained MCTS player and a depth-5 minima
 The network is version N of the run folder (default: the run's best version; 0, or a
 folder that holds no run: an untrained network built from that run's config, else the
 default config).  `--set` changes how the agent searches (`config.SEARCH_SETTINGS`,
-e.g. --set ROOT_SEARCH=puct), a play-time lever that needs no training.
+e.g. --set ROOT_SEARCH=puct; not to be confused with --sets), a play-time lever that
+needs no training.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import evaluation  # noqa: E402
 from evaluation import PONS_SETS  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import DEFAULT, PROJECT_ROOT, SEARCH_SETTINGS, ConfigError, searchLabel, withSearch  # noqa: E402
+from config import DEFAULT, PROJECT_ROOT, SEARCH_SETTINGS, ConfigError, searchChanges, searchLabel  # noqa: E402
 from game import Game  # noqa: E402
 
 PONS_FOLDER = PROJECT_ROOT.parent / "shared" / "pons"
@@ -104,18 +105,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if missing:
         parser.error(f"{args.pons_folder} lacks the set files {missing}")
     try:
-        cfg = withSearch(runs.runConfig(args.run_folder, DEFAULT), dict(args.set))
+        cfg = runs.runConfig(args.run_folder, DEFAULT)
+        search = searchChanges(cfg, dict(args.set))
         sims = args.sims or cfg.EVAL_SIMS
         keras.utils.set_random_seed(cfg.SEED)
         version = runs.bestVersion(args.run_folder) if args.version is None else args.version
         player = runs.versionPlayer("evaluated", Game(), cfg, args.run_folder, version, mcts_simulations=sims,
-                                    search=dict(args.set))
+                                    search=search)
     except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
     what = "untrained network" if version == 0 else f"version {version} of {args.run_folder}"
-    print(f"Pons benchmark: {what}, agent with {sims} simulations{searchLabel(dict(args.set))}, "
+    print(f"Pons benchmark: {what}, agent with {sims} simulations{searchLabel(search)}, "
           f"up to {args.limit or 'all'} positions per set")
-    rows = evaluateSets(player.model, cfg, sims, args.sets, args.limit or None, args.pons_folder)
+    rows = evaluateSets(player.model, player.config, sims, args.sets, args.limit or None, args.pons_folder)
     print(formatTable(rows, sims))
     return rows
 

@@ -8,13 +8,15 @@ The run's network (the shipped run's best version by default) is compiled as sel
 compiles it (`inference.OpenVINOEngine`: all cores, one stream, latency hint), in
 float32 and, where the CPU has bfloat16 units, bfloat16.  Its multiply-adds per
 position are counted from its layers (`multiplyAdds`: convolutions and dense layers,
-the rest is a rounding error), so its positions per second at batch sizes 32, 128 and
-512 are GFLOP/s.  Beside them, the float32 peak as numpy's matrix product (OpenBLAS)
-reaches it on large square matrices with the same threads.  The ratios say what a
-faster engine could still win for the same network (bfloat16's dot products do at
-most twice float32's multiply-adds per cycle on AVX512-BF16, many times that on AMX):
-the rest can only come from fewer multiply-adds (a smaller network) or other
-hardware.  With --selfplay, one self-play phase of the run (its config, that version)
+the rest is a rounding error), so its positions per second at batch sizes 16 to 512
+are GFLOP/s.  Two yardsticks, since a virtual machine does not tell its clock: float32
+against numpy's float32 matrix product of large square matrices (OpenBLAS, all cores),
+a kernel near the FMA units' peak, so a lower bound of that peak; bfloat16 against
+float32 at the same batch, where AVX512-BF16's dot products do at most twice float32's
+multiply-adds per cycle (AMX many times that).  Where float32 reaches the product's
+rate and bfloat16 twice float32's, a faster engine has nothing left to win for the
+same network: the rest can only come from fewer multiply-adds (a smaller network) or
+other hardware.  With --selfplay, one self-play phase of the run (its config, that version)
 is played with its network calls recorded (`selfplay.recordedSelfplay`): the calls by
 batch size, their share of the positions and of the network's time, and what the
 network's time would be if every call ran at the rate of the largest band (lockstep
@@ -36,14 +38,41 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import inference  # noqa: E402
+import runs  # noqa: E402
 import selfplay  # noqa: E402
-from int8 import SHIPPED_RUN, compiledAs, throughput, versionEngine  # noqa: E402
+import storage  # noqa: E402
+from model import Residual_CNN  # noqa: E402
 
+SHIPPED_RUN = Path(__file__).resolve().parent.parent / "run_archive" / "connect4" / "run0002"
 BATCHES = (16, 32, 64, 128, 256, 512)
 BANDS = ((1, 16), (17, 32), (33, 64), (65, 96), (97, 128), (129, 1 << 20))
-"""Batch-size bands of a self-play phase's calls (128 games: the last band stays empty)."""
+"""Batch-size bands of a self-play phase's calls (a call holds at most one position per
+game: with the strong preset's 128 games the last band stays empty)."""
 SQUARE = 2048
-"""The side of the square float32 product that measures the peak (OpenBLAS at its best)."""
+"""The side of the square float32 product that measures the yardstick (OpenBLAS at its
+best)."""
+
+
+def versionEngine(folder: Path, version: int | None):
+    """(config, version, network, float32 OpenVINO engine) of `version` of the run in
+    `folder` (None: its best), the engine not yet compiled."""
+    cfg = runs.runConfig(folder)
+    version = runs.bestVersion(folder) if version is None else version
+    network = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42, run_folder=folder)
+    network.loadWeights(storage.model_path(folder, version))
+    return cfg, version, network, inference.OpenVINOEngine(network.model, (2, 6, 7), "f32")
+
+
+def throughput(compiled, x: np.ndarray, seconds: float) -> float:
+    """Positions per second of `compiled` on batch `x`, one request, after a warm-up."""
+    request = compiled.create_infer_request()
+    for _ in range(20):
+        request.infer([x])
+    calls, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        request.infer([x])
+        calls += 1
+    return calls * len(x) / (time.perf_counter() - start)
 
 
 def multiplyAdds(keras_model) -> int:
@@ -63,7 +92,7 @@ def multiplyAdds(keras_model) -> int:
 
 def sgemmGflops(seconds: float, side: int = SQUARE) -> float:
     """GFLOP/s of numpy's float32 matrix product (OpenBLAS, all cores, as the engine)
-    on two side x side matrices: a kernel that runs near the FMA units' peak."""
+    on two side x side matrices: a kernel near the FMA units' peak, below it."""
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((side, side)).astype(np.float32) for _ in range(2))
     a @ b
@@ -125,22 +154,26 @@ def main(argv: list[str] | None = None) -> dict:
     bound = engine.boundModel(network.model)
     macs = multiplyAdds(network.model)
     precisions = ["f32", "bf16"] if inference.cpuSupportsBF16() else ["f32"]
-    peak = sgemmGflops(args.seconds)
+    product = sgemmGflops(args.seconds)
     print(f"version {version} of {folder}: {macs / 1e6:.2f} M multiply-adds per position "
-          f"({2 * macs / 1e6:.1f} MFLOP); {engine.threads} threads; float32 peak (numpy's {SQUARE}x{SQUARE} "
-          f"product): {peak:.0f} GFLOP/s")
+          f"({2 * macs / 1e6:.1f} MFLOP); {engine.threads} threads; numpy's float32 {SQUARE}x{SQUARE} product: "
+          f"{product:.0f} GFLOP/s")
     x = np.random.default_rng(cfg.SEED).integers(0, 2, (max(BATCHES), 2, 6, 7)).astype(np.float32)
     results = {}
     print(f"{'precision':<9} " + " ".join(f"{'batch ' + str(b):>24}" for b in BATCHES))
     for precision in precisions:
-        compiled = compiledAs(bound, precision, engine.threads)
+        compiled = inference.compileForCPU(bound, precision, engine.threads)
         speeds = {b: throughput(compiled, x[:b], args.seconds) for b in BATCHES}
         gflops = {b: 2 * macs * speeds[b] / 1e9 for b in BATCHES}
-        results[precision] = {"positions_per_second": speeds, "gflops": gflops}
-        print(f"{precision:<9} " + " ".join(f"{speeds[b]:>7.0f}/s {gflops[b]:>4.0f} GF/s {gflops[b] / peak:>5.2f}x"
-                                            for b in BATCHES))
-    print("each batch: the network's positions/s, its GFLOP/s, and those against the float32 peak")
-    measured = {"version": version, "multiply_adds": macs, "float32_peak_gflops": peak, "results": results}
+        yardstick = ({b: product for b in BATCHES} if precision == "f32"
+                     else results["f32"]["gflops"])
+        results[precision] = {"positions_per_second": speeds, "gflops": gflops,
+                              "against": {b: gflops[b] / yardstick[b] for b in BATCHES}}
+        print(f"{precision:<9} " + " ".join(
+            f"{speeds[b]:>7.0f}/s {gflops[b]:>4.0f} GF/s {results[precision]['against'][b]:>5.2f}x" for b in BATCHES))
+    print("each batch: the network's positions/s, its GFLOP/s, and those against numpy's product (f32) or "
+          "against f32 at that batch (bf16, whose dot products give at most 2x)")
+    measured = {"version": version, "multiply_adds": macs, "float32_product_gflops": product, "results": results}
     if args.selfplay:
         measured["selfplay"] = selfplayBatches(network, cfg)
     return measured

@@ -188,9 +188,23 @@ def test_pons_cli_scores_an_untrained_network(tmp_path, tiny_cfg, capsys):
     assert [(r["set"], r["positions"], r["reference"]) for r in rows] == [("Test_L3_R1", 2, 0.0)]
     assert all(0 <= r[k] <= 100 for r in rows for k in ("network", "agent"))
     assert "Test_L3_R1" in capsys.readouterr().out
-    pons.main(["--run-folder", str(run), "--sims", "4", "--limit", "2", "--sets", "L3_R1",
-               "--pons-folder", str(tmp_path), "--set", "ROOT_SEARCH=gumbel"])
-    assert "4 simulations, ROOT_SEARCH=gumbel" in capsys.readouterr().out
+
+
+
+
+def test_pons_cli_searches_with_the_play_time_settings_it_is_given(tmp_path, tiny_cfg, capsys, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(tiny_cfg.to_json())
+    (tmp_path / "Test_L3_R1").write_text("5554224333234511764415115 4\n")
+    searched = []
+    agentChooser = evaluation.agentChooser
+    monkeypatch.setattr(evaluation, "agentChooser",
+                        lambda model, cfg, sims, *rest: searched.append(cfg) or agentChooser(model, cfg, sims, *rest))
+    pons.main(["--run-folder", str(run), "--sims", "4", "--sets", "L3_R1", "--pons-folder", str(tmp_path),
+               "--set", "ROOT_SEARCH=gumbel", "--set", "CPUCT=2"])
+    assert [(cfg.ROOT_SEARCH, cfg.CPUCT) for cfg in searched] == [("gumbel", 2.0)]
+    assert "4 simulations, CPUCT=2.0, ROOT_SEARCH=gumbel" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         pons.main(["--run-folder", str(run), "--sets", "L3_R1", "--pons-folder", str(tmp_path), "--set", "SEED=3"])
     assert "SEED cannot change at play time" in capsys.readouterr().err

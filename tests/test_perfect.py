@@ -13,7 +13,7 @@ import runs
 import storage
 from agent import Agent, searchWithoutNetwork
 from benchmarks import perfect
-from config import ConfigError, withSearch
+from config import ConfigError, searchChanges, searchLabel, withSearch
 from evaluation import Mistake, Start
 from game import Game, GameState, columnOf
 
@@ -175,7 +175,17 @@ def test_play_time_search_settings_reach_the_agent_and_nothing_else_may_change(r
         withSearch(tiny_cfg, {"MCTS_SIMS": 8, "LEARNING_RATE": 0.1, "CPUCT": 2.0})
     with pytest.raises(ConfigError, match="CPUCT"):
         withSearch(tiny_cfg, {"CPUCT": -1.0})
+    with pytest.raises(ConfigError, match=r"unknown config keys \['CPUTC'\]"):
+        withSearch(tiny_cfg, {"CPUTC": 2.0})
     assert withSearch(tiny_cfg, None) is tiny_cfg
+
+
+def test_search_changes_keep_only_what_changes_the_runs_search_as_the_config_holds_it(tiny_cfg):
+    assert tiny_cfg.ROOT_SEARCH == "puct" and tiny_cfg.CPUCT == 1.0
+    assert searchLabel(searchChanges(tiny_cfg, {"CPUCT": 2, "ROOT_SEARCH": "puct"})) == ", CPUCT=2.0"
+    assert searchChanges(tiny_cfg, {"CPUCT": 1}) == {} == searchChanges(tiny_cfg, None)
+    assert searchLabel(searchChanges(tiny_cfg, {"GUMBEL_C_SCALE": 1, "ROOT_SEARCH": "gumbel"})) == \
+        ", GUMBEL_C_SCALE=1.0, ROOT_SEARCH=gumbel"
 
 
 def test_benchmark_script_plays_with_search_settings_into_a_record_of_their_own(run_folder, capsys):
@@ -191,6 +201,11 @@ def test_benchmark_script_plays_with_search_settings_into_a_record_of_their_own(
     assert "ROOT_SEARCH=gumbel" in capsys.readouterr().out
     # Gumbel's root considers 2 moves only: the games are those of another search
     assert [g["moves"] for g in own["games"]] != [g["moves"] for g in gumbel["games"]]
+    # the run's own search, asked for by name, is the run's own record
+    again = perfect.main(["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4",
+                          "--set", "ROOT_SEARCH=puct"])
+    assert again["search"] == {} and again["games"] == own["games"]
+    assert sorted(p.name for p in (run_folder / "perfect").iterdir()) == sorted([path.name, "version0003-sims4.json"])
 
 
 def test_benchmark_script_refuses_a_setting_the_network_was_trained_with(run_folder, capsys):
