@@ -224,6 +224,9 @@ class Config:
     PLAY_SIMS: int = 0
     """MCTS simulations of the agent a person plays or inspects (the notebook's play
     cells, `make play`, `play.loadPlayer`); 0: MCTS_SIMS, as in the tutorial."""
+    PLAY_ROOT_SEARCH: str = ""
+    """The root search of that agent, "puct" or "gumbel" (also what `make perfect`
+    measures by default); "": ROOT_SEARCH, as in the tutorial."""
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
@@ -332,6 +335,9 @@ class Config:
                               f"({self.BATCH_SIZE}) and MEMORY_SIZE ({self.MEMORY_SIZE})")
         if self.ROOT_SEARCH not in ("puct", "gumbel"):
             raise ConfigError(f"ROOT_SEARCH must be 'puct' or 'gumbel', got {self.ROOT_SEARCH!r}")
+        if self.PLAY_ROOT_SEARCH not in ("", "puct", "gumbel"):
+            raise ConfigError(f"PLAY_ROOT_SEARCH must be '' (ROOT_SEARCH), 'puct' or 'gumbel', "
+                              f"got {self.PLAY_ROOT_SEARCH!r}")
         if self.GUMBEL_C_VISIT < 0:
             raise ConfigError(f"GUMBEL_C_VISIT must not be negative, got {self.GUMBEL_C_VISIT}")
         if self.GUMBEL_C_SCALE <= 0:
@@ -483,6 +489,12 @@ def searchChanges(cfg: Config, search: dict | None) -> dict:
     return changes
 
 
+def playSearch(cfg: Config) -> dict:
+    """The search settings of the agent a person plays (PLAY_ROOT_SEARCH), as changes
+    of `cfg`'s own search (`withSearch`): {} where it plays with the run's search."""
+    return searchChanges(cfg, {"ROOT_SEARCH": cfg.PLAY_ROOT_SEARCH} if cfg.PLAY_ROOT_SEARCH else None)
+
+
 def searchLabel(search: dict | None) -> str:
     """Play-time search settings as printed after what they change: ", NAME=value" each."""
     return "".join(f", {name}={value}" for name, value in sorted((search or {}).items()))
@@ -498,7 +510,7 @@ STRONG = DEFAULT.replace(
     BATCH_SIZE=2048, FIT_BATCH_SIZE=128, TRAINING_LOOPS=4, LEARNING_RATE=0.02,
     LEARNING_RATE_SCHEDULE=[[150, 0.002], [1400, 0.0005]],
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
-    EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=600,
+    EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=600, PLAY_ROOT_SEARCH="puct",
     TENSORBOARD=True, RUN_FOLDER="run_archive/connect4/run0002")
 """The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
 `cfg = config.STRONG` in the notebook).  What it changes, and why:
@@ -519,7 +531,9 @@ STRONG = DEFAULT.replace(
   and fourfold at iteration 1400 (about 10.8 hours in, after the run's own benchmark
   set had stayed flat for some 200 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
-- Against people it searches 600 simulations (PLAY_SIMS), as measured on Pons' sets.
+- Against people it searches 600 simulations (PLAY_SIMS), as measured on Pons' sets, with
+  PUCT at the root (PLAY_ROOT_SEARCH): in whole games against the solver it held more drawn
+  starts than Gumbel's root search with the same network and simulations (docs/strength.md).
 - Its iterations' scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours.
 - It trains the project's shipped run in place: run_archive/connect4/run0002, the
   tutorial's archive format, which `initialise.py` and the play cells start from."""

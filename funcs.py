@@ -347,12 +347,12 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
     a human is the typed game of `play.typedGame`, through `input_fn` and `output_fn`
     (the human's side, the board after each move, the agent's thinking after each of
     its moves, at the end the final board and the result line).  Against a human the
-    agent searches the run's PLAY_SIMS simulations (0 there: its MCTS_SIMS), as in
-    `play.py`; between two networks, MCTS_SIMS."""
+    agent searches the run's PLAY_SIMS simulations (0 there: its MCTS_SIMS) with its
+    PLAY_ROOT_SEARCH, as in `play.py`; between two networks, MCTS_SIMS and ROOT_SEARCH."""
     folder = runs.runFolder(cfg or DEFAULT, run_version)
     human = -1 in (player1version, player2version)
-    sims = runs.playSims(folder, cfg or DEFAULT) if human else None
-    players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn, sims)
+    sims, search = runs.playSettings(folder, cfg or DEFAULT) if human else (None, None)
+    players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn, sims, search)
                for name, version in (("player1", player1version), ("player2", player2version))]
     return playMatches(*players, EPISODES, logger, turns_until_tau0, None, goes_first)
 

@@ -52,7 +52,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     trained version yet, the shipped agent (the best version of SHIPPED_RUN), said
     through `say`; 0: an untrained network; n: models/version000n.keras.  The network
     is built with the run's own config.json (else `cfg`); it searches `sims`
-    simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS)."""
+    simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS), with its
+    PLAY_ROOT_SEARCH ("" there: its ROOT_SEARCH)."""
     cfg = cfg or DEFAULT
     if version is not None and not isinstance(version, bool) and version < 0:
         raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version}"
@@ -62,9 +63,9 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
         say(f"{folder} has no trained version yet: playing the shipped agent, version "
             f"{trainedVersion(SHIPPED_RUN)} of {SHIPPED_RUN} (trained with the strong preset).")
         folder = SHIPPED_RUN
-    if sims is None:
-        sims = runs.playSims(folder, cfg)
-    return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=sims)
+    play_sims, search = runs.playSettings(folder, cfg)
+    return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=play_sims if sims is None else sims,
+                              search=search)
 
 
 SHIPPED_RUN = STRONG.path("RUN_FOLDER")

@@ -29,7 +29,7 @@ import evaluation
 import loggers as lg
 import storage
 from agent import Agent, User
-from config import DEFAULT, Config, withSearch
+from config import DEFAULT, Config, playSearch, withSearch
 from game import Game, GameState
 from memory import Memory
 from model import Residual_CNN
@@ -142,10 +142,12 @@ def runConfig(run_folder, fallback: Config | None = None) -> Config:
     return Config.from_json_file(path) if path.exists() or fallback is None else fallback
 
 
-def playSims(run_folder, fallback: Config | None = None) -> int | None:
-    """The simulations an agent of the run searches against a person: the run's
-    PLAY_SIMS, None (the agent's MCTS_SIMS) where that is 0."""
-    return runConfig(run_folder, fallback).PLAY_SIMS or None
+def playSettings(run_folder, fallback: Config | None = None) -> tuple[int | None, dict]:
+    """(simulations, search settings) of an agent of the run against a person: the
+    run's PLAY_SIMS, None (the agent's MCTS_SIMS) where that is 0, and its
+    PLAY_ROOT_SEARCH as a change of its search (`config.playSearch`; {}: none)."""
+    cfg = runConfig(run_folder, fallback)
+    return cfg.PLAY_SIMS or None, playSearch(cfg)
 
 
 def readCheckpoint(folder: Path) -> dict:

@@ -5,7 +5,8 @@ Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--seed K] [--set NAME=VALUE ...] [--out FILE] [--no-classify])
 
 From seeded random openings of 0 to M moves (the rules only; Pons' sets are never
-read), the agent plays whole games against the solver, which plays a best move (the
+read), the agent people play (the run's PLAY_SIMS and PLAY_ROOT_SEARCH, by default)
+plays whole games against the solver, which plays a best move (the
 best result, then the fastest win or slowest loss; ties at random).  A drawn opening is
 played from both colours, a decisive one by its winning side, until there are W won
 and D drawn starts.  A start is *kept* when the agent ends with the result it was
@@ -38,7 +39,7 @@ import cli  # noqa: E402
 import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import SEARCH_SETTINGS, STRONG, ConfigError, searchChanges, searchLabel  # noqa: E402
+from config import SEARCH_SETTINGS, STRONG, ConfigError, playSearch, searchChanges, searchLabel  # noqa: E402
 from game import Game  # noqa: E402
 
 
@@ -79,7 +80,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0, help="seed of the openings and the solver's ties")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
                         help="a play-time search setting of the agent (repeatable; one of "
-                             f"{', '.join(SEARCH_SETTINGS)}; e.g. --set ROOT_SEARCH=puct)")
+                             f"{', '.join(SEARCH_SETTINGS)}; default: the run's PLAY_ROOT_SEARCH, else its own "
+                             "search; e.g. --set ROOT_SEARCH=gumbel)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json, "
                              "followed by the --set settings that change the run's search)")
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> dict:
         cfg = runs.runConfig(args.run_folder)
         version = runs.bestVersion(args.run_folder) if args.version is None else args.version
         sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
-        search = searchChanges(cfg, dict(args.set))  # refused before any game where it cannot change
+        search = searchChanges(cfg, {**playSearch(cfg), **dict(args.set)})  # refused before any game
         print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations"
               f"{searchLabel(search)}, {args.won} won and {args.drawn} drawn starts from openings of "
               f"0-{args.max_moves} random moves")

@@ -143,11 +143,13 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     assert strong.ROOT_SEARCH == "gumbel" and strong.MERGE_DUPLICATES and 0 < strong.VALUE_TARGET_Q_WEIGHT < 1
     assert config.DEFAULT.ROOT_SEARCH == "puct" and not config.DEFAULT.MERGE_DUPLICATES
     assert config.DEFAULT.VALUE_TARGET_Q_WEIGHT == 0
+    assert strong.PLAY_ROOT_SEARCH == "puct" and config.DEFAULT.PLAY_ROOT_SEARCH == ""  # the tutorial: ROOT_SEARCH
     assert strong.RANDOM_OPENING_MOVES > 0 and config.DEFAULT.RANDOM_OPENING_MOVES == 0  # the tutorial searches every move
 
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"ROOT_SEARCH": "alphabeta"}, "ROOT_SEARCH must be"),
+    ({"PLAY_ROOT_SEARCH": "alphabeta"}, "PLAY_ROOT_SEARCH must be"),
     ({"GUMBEL_SAMPLED_ACTIONS": 0}, "GUMBEL_SAMPLED_ACTIONS must be positive"),
     ({"GUMBEL_C_SCALE": 0.0}, "GUMBEL_C_SCALE must be positive, got 0.0"),
     ({"GUMBEL_C_VISIT": -1.0}, "GUMBEL_C_VISIT must not be negative, got -1.0"),

@@ -213,3 +213,13 @@ def test_benchmark_script_refuses_a_setting_the_network_was_trained_with(run_fol
         perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--set", "VALUE_HEAD=wdl"])
     assert "VALUE_HEAD cannot change at play time" in capsys.readouterr().err
     assert not (run_folder / "perfect").exists()
+
+
+def test_benchmark_script_plays_the_agent_people_play_by_default(run_folder, tiny_cfg):
+    storage.write_text(storage.config_path(run_folder), tiny_cfg.replace(PLAY_ROOT_SEARCH="gumbel").to_json())
+    people = perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4"])
+    assert people["search"] == {"ROOT_SEARCH": "gumbel"}
+    assert storage.whole_games_path(run_folder, 3, 4, search={"ROOT_SEARCH": "gumbel"}).exists()
+    own = perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4",
+                        "--set", "ROOT_SEARCH=puct"])
+    assert own["search"] == {} and storage.whole_games_path(run_folder, 3, 4).exists()

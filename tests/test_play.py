@@ -240,6 +240,11 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
     storage.write_text(run_folder / "config.json", tiny_cfg.replace(PLAY_SIMS=tiny_cfg.MCTS_SIMS + 5).to_json())
     assert play.loadPlayer(1, run_folder).MCTSsimulations == tiny_cfg.MCTS_SIMS + 5
     assert play.loadPlayer(1, run_folder, sims=2).MCTSsimulations == 2
+    assert play.loadPlayer(1, run_folder).config.ROOT_SEARCH == tiny_cfg.ROOT_SEARCH == "puct"  # PLAY_ROOT_SEARCH ""
+    storage.write_text(run_folder / "config.json", tiny_cfg.replace(PLAY_ROOT_SEARCH="gumbel").to_json())
+    player = play.loadPlayer(1, run_folder, sims=2)
+    assert player.config.ROOT_SEARCH == "gumbel" and player.MCTSsimulations == 2
+    assert player.config == tiny_cfg.replace(PLAY_ROOT_SEARCH="gumbel", ROOT_SEARCH="gumbel")
 
 
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
