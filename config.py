@@ -531,9 +531,10 @@ STRONG = DEFAULT.replace(
   and fourfold at iteration 1400 (about 10.8 hours in, after the run's own benchmark
   set had stayed flat for some 200 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
-- Against people it searches 600 simulations (PLAY_SIMS), as measured on Pons' sets, with
-  PUCT at the root (PLAY_ROOT_SEARCH): in whole games against the solver it held more drawn
-  starts than Gumbel's root search with the same network and simulations (docs/strength.md).
+- Against people it searches 600 simulations (PLAY_SIMS), as its Pons figures were measured
+  (with Gumbel's root search), and with PUCT at the root (PLAY_ROOT_SEARCH): in whole games
+  against the solver PUCT held more drawn starts than Gumbel's root search with the same
+  network and simulations (docs/strength.md).
 - Its iterations' scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours.
 - It trains the project's shipped run in place: run_archive/connect4/run0002, the
   tutorial's archive format, which `initialise.py` and the play cells start from."""

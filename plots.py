@@ -110,8 +110,8 @@ def plotCurve(run_folder):
     agent at the most simulations any row used, the raw network from every version
     (a version scored more than once shows its largest sample); and the share of its
     won and drawn starts each version kept in whole games against the solver
-    (`make perfect`, at the most simulations any record used).  The caller closes
-    the figure."""
+    (`make perfect`, at the most simulations any record used; at the run's own
+    search, see `wholeGameCurve`).  The caller closes the figure."""
 
     rows = runs.readMetrics(run_folder)
     fig, (own_ax, pons_ax, games_ax) = plt.subplots(1, 3, figsize=(17, 4.2))
@@ -148,7 +148,7 @@ def _plotWholeGames(ax, rows: list[dict]) -> None:
         ax.plot([h for h, _ in points], [k for _, k in points], marker="o", label=label,
                 linestyle="--" if key == "all" else "-")
     ax.set_title(f"whole games against the solver ({sims} simulations)" if rows
-                 else "whole games against the solver: none scored yet (make perfect)")
+                 else "whole games against the solver: none scored yet at the run's own search (make perfect)")
     ax.set_ylabel("% of starts kept")
 
 

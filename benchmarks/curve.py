@@ -7,7 +7,9 @@ Run: make curve   (or: .venv/bin/python benchmarks/curve.py [--run-folder F]
 
 For each saved version of the run (default: every version the folder holds that has
 no figures yet at these settings), scores the raw network and the MCTS agent (S
-simulations, by default the run's PLAY_SIMS: the agent people play) on the six sets (L positions each), and appends one row per version to
+simulations, by default the run's PLAY_SIMS, with the run's own search: ROOT_SEARCH, not
+PLAY_ROOT_SEARCH, so that every version is scored alike) on the six sets (L positions each),
+and appends one row per version to
 the run's `curve.jsonl`.  Each row carries the training time the version had had when
 it became the best: the sum of the phase times of the run's iterations up to its
 promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far;
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--versions", type=int, nargs="+", default=None,
                         help="versions to score (default: every saved version without figures yet)")
     parser.add_argument("--sims", type=int, default=None,
-                        help="agent simulations (default: the run's PLAY_SIMS, the search it plays people with, "
+                        help="agent simulations (default: the run's PLAY_SIMS, the simulations it plays people with, "
                              "else its MCTS_SIMS)")
     parser.add_argument("--limit", type=int, default=1000, help="positions per set (default: all 1000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,

@@ -16,12 +16,15 @@ by stage of the game and cause (`evaluation.mistakeCause`: too little search, th
 network's prior, or its values).  Written: a JSON record with every game (its moves,
 columns 1..7 from the empty board), every mistake's position, the solver's score of
 each column, the network's value and the search's visits, priors and Q there
-(default file: the run folder's perfect/versionNNNN-simsS.json; the notebook's
-"Whole games against perfect play" cell draws its losing moves).  `--set` changes how the
-agent searches with the saved network (`config.SEARCH_SETTINGS`: the root search, CPUCT,
-Gumbel's settings), a lever at play time that needs no training: a record of settings
-other than the run's own is named after them (versionNNNN-simsS-root_search-puct.json),
-never replaces the version's own, and stays out of the learning curve.
+(default file: the run folder's perfect/versionNNNN-simsS.json, followed by the search
+settings that differ from the run's own; the notebook's "Whole games against perfect
+play" cell draws its losing moves).  `--set` changes how the agent searches with the
+saved network (`config.SEARCH_SETTINGS`: the root search, CPUCT, Gumbel's settings), a
+lever at play time that needs no training.  A record of settings other than the run's
+own (PLAY_ROOT_SEARCH's or --set's) is named after them (versionNNNN-simsS-root_search-
+puct.json), never replaces the version's own, and stays out of the learning curve, which
+compares versions at the run's own search (`--set ROOT_SEARCH=<its ROOT_SEARCH>` scores
+that where the run plays people with another).
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> dict:
                              "search; e.g. --set ROOT_SEARCH=gumbel)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json, "
-                             "followed by the --set settings that change the run's search)")
+                             "followed by the search settings that differ from the run's own)")
     parser.add_argument("--no-classify", action="store_true",
                         help="skip the deeper searches that tell too little search from the network's errors")
     args = parser.parse_args(argv)

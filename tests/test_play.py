@@ -360,6 +360,22 @@ def test_versions_against_a_human_search_the_runs_play_simulations(tmp_path, tin
     assert agent_lines and all("(7 simulations this move" in line for line in agent_lines)
 
 
+def test_versions_against_a_human_search_with_the_runs_play_root_search(tmp_path, tiny_cfg, monkeypatch):
+    folder = tmp_path / "run"
+    storage.write_text(folder / "config.json", tiny_cfg.replace(PLAY_ROOT_SEARCH="gumbel").to_json())
+    storage.save_model(Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42).model, storage.model_path(folder, 1))
+    made, versionPlayer = [], funcs.versionPlayer
+    monkeypatch.setattr(funcs, "versionPlayer", lambda *args: made.append(versionPlayer(*args)) or made[-1])
+    cfg = tiny_cfg.replace(RUN_FOLDER=str(folder))
+    entries = cycling_columns()
+    funcs.playMatchesBetweenVersions(Game(), None, 1, -1, 1, lg.logger_tourney, 0, goes_first=1, cfg=cfg,
+                                     input_fn=lambda _: next(entries), output_fn=lambda text: None)
+    assert made[0].config.ROOT_SEARCH == "gumbel"  # the agent a person plays
+    made.clear()
+    funcs.playMatchesBetweenVersions(Game(), None, 1, 1, 1, lg.logger_tourney, 0, cfg=cfg)
+    assert [player.config.ROOT_SEARCH for player in made] == ["puct", "puct"]  # two networks: the run's own
+
+
 def recordingMatches(monkeypatch) -> list:
     """The Matches play.typedGame drives from now on, in order."""
     matches, typed = [], play.typedGame
