@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # after the root: benchmarks/workers.py is not `workers`
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
