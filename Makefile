@@ -9,7 +9,7 @@ ITERATIONS ?= 3
 PRESET ?= default
 MINUTES ?= 10
 
-.PHONY: train test bench bench-workers pons perfect curve ablation play notebook export ship-run
+.PHONY: train test bench bench-workers pons perfect movetime curve ablation play notebook export ship-run
 
 SHIPPED_RUN := run_archive/connect4/run0002
 
@@ -40,6 +40,9 @@ pons: $(VENV)/.installed
 
 perfect: $(VENV)/.installed
 	$(PY) benchmarks/perfect.py
+
+movetime: $(VENV)/.installed
+	$(PY) benchmarks/movetime.py
 
 curve: $(VENV)/.installed
 	$(PY) benchmarks/curve.py
