@@ -7,10 +7,12 @@ Run: make curve   (or: .venv/bin/python benchmarks/curve.py [--run-folder F]
 
 For each saved version of the run (default: every version the folder holds that has
 no figures yet at these settings), scores the raw network and the MCTS agent (S
-simulations, by default the run's PLAY_SIMS, with the run's own search: ROOT_SEARCH, not
-PLAY_ROOT_SEARCH, so that every version is scored alike) on the six sets (L positions each),
+simulations, with the run's own search: ROOT_SEARCH, not PLAY_ROOT_SEARCH, so that every
+version is scored alike) on the six sets (L positions each),
 and appends one row per version to
-the run's `curve.jsonl`.  Each row carries the training time the version had had when
+the run's `curve.jsonl`.  S is by default the simulations of the curve's latest row, so
+that a curve goes on at the budget it was measured with even when PLAY_SIMS changes; a
+run without rows starts at its PLAY_SIMS (else MCTS_SIMS).  Each row carries the training time the version had had when
 it became the best: the sum of the phase times of the run's iterations up to its
 promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far;
 `--plot` also saves its figure (`plots.plotCurve`, the README's), and `--no-scoring`
@@ -53,6 +55,12 @@ def curveTable(rows: list[dict]) -> str:
     return "\n".join(lines + [f"{'':>30}  {minimax}"])
 
 
+def curveSims(rows: list[dict]) -> int | None:
+    """The simulations the curve's latest row (in file order) was scored with; None
+    for a curve without rows."""
+    return rows[-1]["sims"] if rows else None
+
+
 def scoreOnPons(folder: Path, version: int, sims: int, limit: int, pons_folder: Path) -> dict:
     """Score `version` of the run in `folder` on Pons' sets (the raw network, and the
     agent at `sims` simulations; `limit` positions per set), append the curve row to
@@ -83,8 +91,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--versions", type=int, nargs="+", default=None,
                         help="versions to score (default: every saved version without figures yet)")
     parser.add_argument("--sims", type=int, default=None,
-                        help="agent simulations (default: the run's PLAY_SIMS, the simulations it plays people with, "
-                             "else its MCTS_SIMS)")
+                        help="agent simulations (default: those of the curve's latest row; a run without rows: "
+                             "its PLAY_SIMS, the simulations it plays people with, else its MCTS_SIMS)")
     parser.add_argument("--limit", type=int, default=1000, help="positions per set (default: all 1000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
                         help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
@@ -100,7 +108,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         cfg = runs.runConfig(folder)
     except (ConfigError, storage.RunFileError) as exc:
         parser.error(str(exc))
-    sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
+    sims = args.sims or curveSims(runs.readCurve(folder)) or cfg.PLAY_SIMS or cfg.MCTS_SIMS
     hours = runs.promotionHours(runs.readMetrics(folder))
     done = {(r["version"], r["sims"], r["limit"]) for r in runs.readCurve(folder)}
     versions = [] if args.no_scoring else args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]

@@ -84,6 +84,24 @@ def test_the_curve_scores_a_version_at_the_simulations_it_plays_people_with(tmp_
     assert runs.readCurve(run) == rows  # appended to the run's curve.jsonl
 
 
+def test_the_curve_goes_on_at_the_simulations_it_was_measured_with(tmp_path, tiny_cfg, tiny_model):
+    """A run that plays people with more simulations than its curve was scored at keeps
+    its curve comparable: the next version is scored at the curve's budget."""
+    run = curveRun(tmp_path, tiny_cfg, tiny_model)
+    storage.append_line(storage.metrics_path(run), json.dumps(metricsRow(2, 3, 3600, 0.5)))
+    storage.save_model(tiny_model.model, storage.model_path(run, 3))
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    for name in evaluation.PONS_SETS:
+        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    storage.append_line(storage.curve_path(run), json.dumps(
+        {"version": 2, "iteration": 1, "hours": 1.0, "sims": 4, "limit": 1,
+         "sets": {name: {"network": 30.0, "agent": 10.0} for name in evaluation.PONS_SETS}}))
+    assert curve.curveSims(runs.readCurve(run)) == 4 and curve.curveSims([]) is None
+    rows = curve.main(["--run-folder", str(run), "--limit", "1", "--pons-folder", str(pons)])
+    assert [(row["version"], row["sims"]) for row in rows] == [(2, 4), (3, 4)]  # not PLAY_SIMS' 6
+
+
 def test_the_curve_names_missing_set_files_before_scoring(tmp_path, tiny_cfg, tiny_model, capsys):
     run = curveRun(tmp_path, tiny_cfg, tiny_model)
     with pytest.raises(SystemExit):
