@@ -108,9 +108,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         cfg = runs.runConfig(folder)
     except (ConfigError, storage.RunFileError) as exc:
         parser.error(str(exc))
-    sims = args.sims or curveSims(runs.readCurve(folder)) or cfg.PLAY_SIMS or cfg.MCTS_SIMS
+    curve = runs.readCurve(folder)
+    sims = args.sims or curveSims(curve) or cfg.PLAY_SIMS or cfg.MCTS_SIMS
     hours = runs.promotionHours(runs.readMetrics(folder))
-    done = {(r["version"], r["sims"], r["limit"]) for r in runs.readCurve(folder)}
+    done = {(r["version"], r["sims"], r["limit"]) for r in curve}
     versions = [] if args.no_scoring else args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]
     missing = [name for name in PONS_SETS if not (args.pons_folder / name).is_file()]
     if versions and missing:
