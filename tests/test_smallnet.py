@@ -1,0 +1,101 @@
+"""The smaller-network benchmark (benchmarks/smallnet.py): a student fitted to a run's
+memory with its network as teacher."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import runs
+import storage
+from benchmarks import smallnet
+from loss import POLICY_NOT_LEGAL
+from memory import Memory
+from tests.helpers import randomPositions
+
+
+def withMemory(folder, positions: int = 120):
+    """The run folder given a memory snapshot at iteration 4: random positions, a
+    uniform search policy over their legal moves, results and search values alternating."""
+    memory = Memory(256)
+    for i, state in enumerate(randomPositions(positions, seed=3)):
+        av = np.zeros(42, dtype=np.float32)
+        av[state.allowedActions] = 1 / len(state.allowedActions)
+        memory.ltmemory.append({"board": state.board, "state": state, "id": state.id, "AV": av,
+                                "playerTurn": state.playerTurn, "value": float(i % 3 - 1), "q": 0.25})
+    memory.save(storage.memory_path(folder, 4))
+    storage.write_json(storage.checkpoint_path(folder), {"iteration": 4, "best_player_version": 3,
+                                                         "memory_iteration": 4})
+    return folder
+
+
+def test_teacher_policy_is_a_softmax_over_legal_moves_only():
+    logits = np.array([[2.0, 1.0, 5.0], [0.0, 0.0, 0.0]])
+    legal = np.array([[True, True, False], [True, False, True]])
+    policy = smallnet.legalSoftmax(logits, legal)
+    assert policy[0, 2] == POLICY_NOT_LEGAL and policy[1, 1] == POLICY_NOT_LEGAL
+    assert policy[0, :2].sum() == pytest.approx(1.0) and policy[0, 0] > policy[0, 1]
+    assert policy[1, [0, 2]] == pytest.approx([0.5, 0.5])
+
+
+def test_targets_blend_teacher_and_memory_and_keep_illegal_moves_out():
+    stored = {"value_head": np.array([1.0, -1.0]), "policy_head": np.array([[1.0, 0.0, -1.0], [-1.0, 0.5, 0.5]])}
+    teacher = {"value_head": np.array([0.0, 0.0]), "policy_head": np.array([[0.0, 1.0, -1.0], [-1.0, 1.0, 0.0]])}
+    half = smallnet.blendedTargets(stored, teacher, 0.5)
+    assert half["value_head"] == pytest.approx([0.5, -0.5])
+    assert half["policy_head"] == pytest.approx(np.array([[0.5, 0.5, -1.0], [-1.0, 0.75, 0.25]]))
+    assert smallnet.blendedTargets(stored, teacher, 1.0)["policy_head"] == pytest.approx(teacher["policy_head"])
+    assert smallnet.blendedTargets(stored, teacher, 0.0)["value_head"] == pytest.approx(stored["value_head"])
+
+
+def test_a_student_fitted_to_the_teacher_comes_to_agree_with_it(run_folder, tiny_cfg):
+    teacher = runs.networkFor(tiny_cfg, run_folder)
+    teacher.loadWeights(storage.model_path(run_folder, 3))
+    student = runs.networkFor(tiny_cfg, run_folder)
+    states = randomPositions(200, seed=5)
+    inputs = teacher.convertToModelInputs(states)
+    legal = np.zeros((len(states), 42), dtype=bool)
+    for i, state in enumerate(states):
+        legal[i, state.allowedActions] = True
+    values, logits = smallnet.predictAll(teacher, inputs, batch=64)
+    targets = {"value_head": values, "policy_head": smallnet.legalSoftmax(logits, legal)}
+    before = smallnet.agreement(student, teacher, inputs, legal)
+    losses = smallnet.distil(student, inputs, targets, epochs=12, rate=0.05, batch=32, say=lambda text: None)
+    after = smallnet.agreement(student, teacher, inputs, legal)
+    assert len(losses) == 12 and losses[-1] < losses[0]
+    assert after["value_abs_difference"] < before["value_abs_difference"]
+    assert after["best_move_agreement"] > before["best_move_agreement"]
+
+
+def test_script_teaches_a_smaller_student_and_scores_both(run_folder, tmp_path, capsys):
+    withMemory(run_folder)
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    for name in smallnet.PONS_SETS:
+        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    out = tmp_path / "smallnet.json"
+    result = smallnet.main(["--run-folder", str(run_folder), "--blocks", "1", "--filters", "4", "--epochs", "2",
+                            "--sims", "4", "--limit", "1", "--pons-folder", str(pons), "--out", str(out)])
+    assert result["student"]["multiply_adds"] < result["teacher"]["multiply_adds"]
+    assert result["teacher"]["version"] == 3 and len(result["student"]["losses"]) == 2
+    assert set(result["teacher"]["pons"]) == set(result["student"]["pons"]) == set(smallnet.PONS_SETS)
+    assert all(r["positions_per_s"] > 0 for r in (result["teacher"], result["student"]))
+    assert json.loads(out.read_text()) == json.loads(json.dumps(result))
+    assert "multiply-adds" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [(["--teacher-weight", "1.5"], "--teacher-weight"),
+                                           (["--version", "9"], "version 9"), (["--filters", "0"], "--filters")])
+def test_script_refuses_bad_arguments(run_folder, args, message, capsys):
+    withMemory(run_folder)
+    with pytest.raises(SystemExit):
+        smallnet.main(["--run-folder", str(run_folder), "--blocks", "1", "--filters", "4", *args])
+    assert message in capsys.readouterr().err
+
+
+def test_script_needs_a_memory_snapshot(run_folder, capsys):
+    with pytest.raises(SystemExit):
+        smallnet.main(["--run-folder", str(run_folder), "--blocks", "1", "--filters", "4"])
+    assert "no memory snapshot" in capsys.readouterr().err
