@@ -227,6 +227,10 @@ class Config:
     PLAY_ROOT_SEARCH: str = ""
     """The root search of that agent, "puct" or "gumbel" (also what `make perfect`
     measures by default); "": ROOT_SEARCH, as in the tutorial."""
+    PLAY_CPUCT: float = 0.0
+    """The exploration constant of that agent's search; 0: CPUCT, as in the tutorial.
+    Self-play keeps CPUCT: a search of a few dozen simulations and one of thousands
+    need not explore alike."""
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
@@ -310,6 +314,8 @@ class Config:
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if self.CPUCT <= 0:
             raise ConfigError(f"CPUCT must be positive, got {self.CPUCT}")
+        if not _is_finite_number(self.PLAY_CPUCT) or self.PLAY_CPUCT < 0:
+            raise ConfigError(f"PLAY_CPUCT must be a finite number, 0 (CPUCT) or positive, got {self.PLAY_CPUCT!r}")
         if not 0 <= self.EPSILON <= 1:
             raise ConfigError(f"EPSILON must lie in [0, 1], got {self.EPSILON}")
         if self.ALPHA <= 0:
@@ -490,9 +496,11 @@ def searchChanges(cfg: Config, search: dict | None) -> dict:
 
 
 def playSearch(cfg: Config) -> dict:
-    """The search settings of the agent a person plays (PLAY_ROOT_SEARCH), as changes
-    of `cfg`'s own search (`withSearch`): {} where it plays with the run's search."""
-    return searchChanges(cfg, {"ROOT_SEARCH": cfg.PLAY_ROOT_SEARCH} if cfg.PLAY_ROOT_SEARCH else None)
+    """The search settings of the agent a person plays (PLAY_ROOT_SEARCH, PLAY_CPUCT),
+    as changes of `cfg`'s own search (`withSearch`): {} where it plays with the run's
+    search."""
+    play = {"ROOT_SEARCH": cfg.PLAY_ROOT_SEARCH, "CPUCT": cfg.PLAY_CPUCT}
+    return searchChanges(cfg, {name: value for name, value in play.items() if value})
 
 
 def searchLabel(search: dict | None) -> str:

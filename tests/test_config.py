@@ -150,6 +150,8 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
 @pytest.mark.parametrize(("change", "message"), [
     ({"ROOT_SEARCH": "alphabeta"}, "ROOT_SEARCH must be"),
     ({"PLAY_ROOT_SEARCH": "alphabeta"}, "PLAY_ROOT_SEARCH must be"),
+    ({"PLAY_CPUCT": -0.5}, r"PLAY_CPUCT must be a finite number, 0 \(CPUCT\) or positive, got -0.5"),
+    ({"PLAY_CPUCT": float("nan")}, "PLAY_CPUCT must be a finite number"),
     ({"GUMBEL_SAMPLED_ACTIONS": 0}, "GUMBEL_SAMPLED_ACTIONS must be positive"),
     ({"GUMBEL_C_SCALE": 0.0}, "GUMBEL_C_SCALE must be positive, got 0.0"),
     ({"GUMBEL_C_VISIT": -1.0}, "GUMBEL_C_VISIT must not be negative, got -1.0"),
@@ -205,3 +207,13 @@ def test_a_config_is_not_changed_in_place():
     with pytest.raises(config.ConfigError, match=r"use cfg.replace\(MCTS_SIMS=-3\)"):
         cfg.MCTS_SIMS = -3
     assert cfg.MCTS_SIMS == config.DEFAULT.MCTS_SIMS and cfg.replace(MCTS_SIMS=7).MCTS_SIMS == 7
+
+
+def test_the_played_agents_search_is_the_runs_changed_by_its_play_settings():
+    assert config.playSearch(config.DEFAULT) == {}  # the tutorial: people meet the training search
+    assert config.playSearch(config.DEFAULT.replace(PLAY_CPUCT=2)) == {"CPUCT": 2.0}
+    assert config.playSearch(config.DEFAULT.replace(PLAY_CPUCT=config.DEFAULT.CPUCT)) == {}
+    both = config.DEFAULT.replace(ROOT_SEARCH="gumbel", PLAY_ROOT_SEARCH="puct", PLAY_CPUCT=3.0)
+    assert config.playSearch(both) == {"CPUCT": 3.0, "ROOT_SEARCH": "puct"}
+    played = config.withSearch(both, config.playSearch(both))
+    assert (played.CPUCT, played.ROOT_SEARCH) == (3.0, "puct") and (both.CPUCT, both.ROOT_SEARCH) == (1.0, "gumbel")

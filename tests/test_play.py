@@ -245,6 +245,9 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
     player = play.loadPlayer(1, run_folder, sims=2)
     assert player.config.ROOT_SEARCH == "gumbel" and player.MCTSsimulations == 2
     assert player.config == tiny_cfg.replace(PLAY_ROOT_SEARCH="gumbel", ROOT_SEARCH="gumbel")
+    storage.write_text(run_folder / "config.json", tiny_cfg.replace(PLAY_CPUCT=2.5).to_json())
+    player = play.loadPlayer(1, run_folder)
+    assert player.cpuct == player.config.CPUCT == 2.5 and tiny_cfg.CPUCT == 1.0
 
 
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
