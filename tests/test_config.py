@@ -144,6 +144,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     assert config.DEFAULT.ROOT_SEARCH == "puct" and not config.DEFAULT.MERGE_DUPLICATES
     assert config.DEFAULT.VALUE_TARGET_Q_WEIGHT == 0
     assert strong.PLAY_ROOT_SEARCH == "puct" and config.DEFAULT.PLAY_ROOT_SEARCH == ""  # the tutorial: ROOT_SEARCH
+    assert strong.PLAY_CPUCT == 2.0 and config.DEFAULT.PLAY_CPUCT == 0  # the tutorial: CPUCT
     assert strong.RANDOM_OPENING_MOVES > 0 and config.DEFAULT.RANDOM_OPENING_MOVES == 0  # the tutorial searches every move
 
 
