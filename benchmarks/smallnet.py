@@ -2,15 +2,17 @@
 
 Run: .venv/bin/python benchmarks/smallnet.py [--run-folder F] [--version V]
                                              --blocks B --filters W [--epochs E]
-                                             [--teacher-weight T] [--sims S] [--limit L]
-                                             [--out FILE]
+                                             [--teacher-weight T] [--selfplay-games G]
+                                             [--sims S] [--limit L] [--out FILE]
 
 The iteration's cost is the network's multiply-adds per position (docs/performance.md:
 the calls run at the CPU's matrix units' limit), so a network with fewer of them at the
 same strength is the lever left for a cheaper iteration.  This measures the first half of
 that question without a run of its own: the run's best network (the teacher, version V,
 default the best) and its memory snapshot (the positions its self-play stored: the
-same data the run trained on, no solver, no Pons position); a student of B blocks of W
+same data the run trained on, no solver, no Pons position), with G more games of the
+teacher's own self-play (the run's self-play settings) where the snapshot's positions
+are too few to teach from; a student of B blocks of W
 filters (the run's config otherwise) is fitted to the memory's distinct positions for E
 epochs, its targets blended: T x the teacher's own outputs (its value, its policy over
 the legal moves) + (1 - T) x the memory's training targets (the search's policy, the
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -38,8 +41,10 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cli  # noqa: E402
+import funcs  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
+from agent import Agent  # noqa: E402
 from config import STRONG  # noqa: E402
 from curve import scoredRow  # noqa: E402
 from loss import POLICY_NOT_LEGAL  # noqa: E402
@@ -52,6 +57,21 @@ HOLDOUT = 0.05
 """Share of the distinct positions kept out of the fit, to measure agreement on."""
 SPEED_BATCH = 128
 """Positions per timed call: a full self-play call of the strong preset (128 games)."""
+
+
+def teacherSelfplay(teacher, cfg, games: int, say=print) -> list[dict]:
+    """Memory rows (positions with their search policy, z and q, as self-play stores
+    them) of `games` new games of `teacher` against itself with the run's self-play
+    settings, EPISODES games at a time in lockstep, each batch seeded apart."""
+    quiet = logging.getLogger("smallnet.selfplay")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    memory = Memory(games * 2 * teacher.output_dim)
+    for batch, first in enumerate(range(0, games, cfg.EPISODES)):
+        agent = Agent.fromConfig("teacher", cfg, teacher, seed=cfg.SEED * 1_000_003 + batch)
+        funcs.playMatches(agent, agent, min(cfg.EPISODES, games - first), quiet, cfg.TURNS_UNTIL_TAU0, memory)
+        say(f"  self-play: {min(games, first + cfg.EPISODES):,} of {games:,} games, {len(memory):,} positions")
+    return list(memory.ltmemory)
 
 
 def legalMask(rows: list[dict]) -> np.ndarray:
@@ -142,6 +162,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--epochs", type=cli.positive(int), default=20, help="passes over the memory (default 20)")
     parser.add_argument("--teacher-weight", type=float, default=0.5,
                         help="share of the teacher's outputs in the targets, 0 to 1 (default 0.5)")
+    parser.add_argument("--selfplay-games", type=int, default=0,
+                        help="games of the teacher's own self-play added to the memory's positions (default 0)")
     parser.add_argument("--sims", type=cli.positive(int), default=600, help="agent simulations (default 600)")
     parser.add_argument("--limit", type=cli.positive(int), default=1000, help="Pons positions per set (default 1000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER)
@@ -149,6 +171,8 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     if not 0.0 <= args.teacher_weight <= 1.0:
         parser.error(f"--teacher-weight must be between 0 and 1, not {args.teacher_weight}")
+    if args.selfplay_games < 0:
+        parser.error(f"--selfplay-games must not be negative, not {args.selfplay_games}")
     folder = args.run_folder
     cfg = runs.runConfig(folder)
     checkpoint = runs.readCheckpoint(folder)
@@ -164,8 +188,10 @@ def main(argv: list[str] | None = None) -> dict:
     student_cfg = cfg.replace(HIDDEN_CNN_LAYERS=[{"filters": args.filters, "kernel_size": (3, 3)}] * args.blocks)
     student = Residual_CNN.fromConfig(student_cfg, teacher.input_dim, teacher.output_dim, run_folder=folder)
 
-    rows = mergedRows(Memory.load(storage.memory_path(folder, checkpoint["memory_iteration"]),
-                                  cfg.MEMORY_SIZE).ltmemory)
+    rows = list(Memory.load(storage.memory_path(folder, checkpoint["memory_iteration"]), cfg.MEMORY_SIZE).ltmemory)
+    if args.selfplay_games:
+        rows += teacherSelfplay(teacher, cfg, args.selfplay_games, say=lambda text: print(text, flush=True))
+    rows = mergedRows(rows)
     order = np.random.default_rng(cfg.SEED).permutation(len(rows))
     held = max(1, int(HOLDOUT * len(rows)))
     fitted, kept = [rows[i] for i in order[held:]], [rows[i] for i in order[:held]]
@@ -186,6 +212,7 @@ def main(argv: list[str] | None = None) -> dict:
                           "filters": cfg.HIDDEN_CNN_LAYERS[0]["filters"], "multiply_adds": multiplyAdds(teacher.model)},
               "student": {"layers": args.blocks, "filters": args.filters, "multiply_adds": multiplyAdds(student.model),
                           "epochs": args.epochs, "teacher_weight": args.teacher_weight, "fit_seconds": fit_seconds,
+                          "selfplay_games": args.selfplay_games, "positions": len(fitted),
                           "losses": losses, **agreement(student, teacher, kept_inputs, legalMask(kept))},
               "sims": args.sims, "limit": args.limit}
     speed = positionsPerSecond({"teacher": teacher, "student": student}, kept_inputs[:SPEED_BATCH])

@@ -69,6 +69,18 @@ def test_a_student_fitted_to_the_teacher_comes_to_agree_with_it(run_folder, tiny
     assert after["best_move_agreement"] > before["best_move_agreement"]
 
 
+def test_teacher_selfplay_stores_positions_as_self_play_does(run_folder, tiny_cfg):
+    teacher = runs.networkFor(tiny_cfg, run_folder)
+    teacher.loadWeights(storage.model_path(run_folder, 3))
+    said = []
+    rows = smallnet.teacherSelfplay(teacher, tiny_cfg.replace(EPISODES=2), 3, say=said.append)
+    assert len(said) == 2 and "3 of 3 games" in said[-1]  # two games, then the last one
+    assert len(rows) >= 3 * 2 * 7  # three games of at least seven moves, each stored with its mirror
+    for row in rows:
+        legal = row["state"].allowedActions
+        assert row["value"] in (-1, 0, 1) and np.sum(np.asarray(row["AV"])[legal]) == pytest.approx(1.0)
+
+
 def test_script_teaches_a_smaller_student_and_scores_both(run_folder, tmp_path, capsys):
     withMemory(run_folder)
     pons = tmp_path / "pons"
@@ -77,7 +89,9 @@ def test_script_teaches_a_smaller_student_and_scores_both(run_folder, tmp_path, 
         (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
     out = tmp_path / "smallnet.json"
     result = smallnet.main(["--run-folder", str(run_folder), "--blocks", "1", "--filters", "4", "--epochs", "2",
-                            "--sims", "4", "--limit", "1", "--pons-folder", str(pons), "--out", str(out)])
+                            "--selfplay-games", "2", "--sims", "4", "--limit", "1", "--pons-folder", str(pons),
+                            "--out", str(out)])
+    assert result["student"]["positions"] > 120  # the memory's 120 positions and the new games'
     assert result["student"]["multiply_adds"] < result["teacher"]["multiply_adds"]
     assert result["teacher"]["version"] == 3 and len(result["student"]["losses"]) == 2
     assert set(result["teacher"]["pons"]) == set(result["student"]["pons"]) == set(smallnet.PONS_SETS)
@@ -87,6 +101,7 @@ def test_script_teaches_a_smaller_student_and_scores_both(run_folder, tmp_path, 
 
 
 @pytest.mark.parametrize("args, message", [(["--teacher-weight", "1.5"], "--teacher-weight"),
+                                           (["--selfplay-games", "-1"], "--selfplay-games"),
                                            (["--version", "9"], "version 9"), (["--filters", "0"], "--filters")])
 def test_script_refuses_bad_arguments(run_folder, args, message, capsys):
     withMemory(run_folder)
