@@ -2,11 +2,12 @@
 
 Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--version N] [--sims S] [--won W] [--drawn D] [--max-moves M]
-                     [--seed K] [--set NAME=VALUE ...] [--out FILE] [--no-classify])
+                     [--seed K] [--own-search] [--set NAME=VALUE ...] [--out FILE]
+                     [--no-classify])
 
 From seeded random openings of 0 to M moves (the rules only; Pons' sets are never
-read), the agent people play (the run's PLAY_SIMS and PLAY_ROOT_SEARCH, by default)
-plays whole games against the solver, which plays a best move (the
+read), the agent people play (the run's PLAY_SIMS, PLAY_ROOT_SEARCH and PLAY_CPUCT, by
+default; with --own-search the run's own search, as it trains) plays whole games against the solver, which plays a best move (the
 best result, then the fastest win or slowest loss; ties at random).  A drawn opening is
 played from both colours, a decisive one by its winning side, until there are W won
 and D drawn starts.  A start is *kept* when the agent ends with the result it was
@@ -21,10 +22,10 @@ settings that differ from the run's own; the notebook's "Whole games against per
 play" cell draws its losing moves).  `--set` changes how the agent searches with the
 saved network (`config.SEARCH_SETTINGS`: the root search, CPUCT, Gumbel's settings), a
 lever at play time that needs no training.  A record of settings other than the run's
-own (PLAY_ROOT_SEARCH's or --set's) is named after them (versionNNNN-simsS-root_search-
+own (the play settings' or --set's) is named after them (versionNNNN-simsS-root_search-
 puct.json), never replaces the version's own, and stays out of the learning curve, which
-compares versions at the run's own search (`--set ROOT_SEARCH=<its ROOT_SEARCH>` scores
-that where the run plays people with another).
+compares versions at the run's own search (`--own-search` scores that where the run plays
+people with another).
 """
 
 from __future__ import annotations
@@ -81,10 +82,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--drawn", type=int, default=500, help="drawn starts to play (default 500)")
     parser.add_argument("--max-moves", type=int, default=6, help="random opening moves, at most (default 6)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the openings and the solver's ties")
+    parser.add_argument("--own-search", action="store_true",
+                        help="search as the run trains (its ROOT_SEARCH, CPUCT...), not as it plays people "
+                             "(PLAY_ROOT_SEARCH, PLAY_CPUCT): the learning curve's records")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
                         help="a play-time search setting of the agent (repeatable; one of "
-                             f"{', '.join(SEARCH_SETTINGS)}; default: the run's PLAY_ROOT_SEARCH, else its own "
-                             "search; e.g. --set ROOT_SEARCH=gumbel)")
+                             f"{', '.join(SEARCH_SETTINGS)}; default: the run's play settings, else its own "
+                             "search; e.g. --set CPUCT=3)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json, "
                              "followed by the search settings that differ from the run's own)")
@@ -101,7 +105,8 @@ def main(argv: list[str] | None = None) -> dict:
         cfg = runs.runConfig(args.run_folder)
         version = runs.bestVersion(args.run_folder) if args.version is None else args.version
         sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
-        search = searchChanges(cfg, {**playSearch(cfg), **dict(args.set)})  # refused before any game
+        played = {} if args.own_search else playSearch(cfg)
+        search = searchChanges(cfg, {**played, **dict(args.set)})  # refused before any game
         print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations"
               f"{searchLabel(search)}, {args.won} won and {args.drawn} drawn starts from openings of "
               f"0-{args.max_moves} random moves")

@@ -223,3 +223,15 @@ def test_benchmark_script_plays_the_agent_people_play_by_default(run_folder, tin
     own = perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4",
                         "--set", "ROOT_SEARCH=puct"])
     assert own["search"] == {} and storage.whole_games_path(run_folder, 3, 4).exists()
+
+
+def test_own_search_scores_the_run_as_it_trains_not_as_it_plays_people(run_folder, tiny_cfg):
+    played = tiny_cfg.replace(PLAY_ROOT_SEARCH="gumbel", PLAY_CPUCT=2.0)
+    storage.write_text(storage.config_path(run_folder), played.to_json())
+    people = perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4"])
+    assert people["search"] == {"CPUCT": 2.0, "ROOT_SEARCH": "gumbel"}
+    own = perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4", "--own-search"])
+    assert own["search"] == {} and storage.whole_games_path(run_folder, 3, 4).exists()
+    wider = perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4",
+                          "--own-search", "--set", "CPUCT=3"])
+    assert wider["search"] == {"CPUCT": 3.0}
