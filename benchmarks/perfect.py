@@ -9,8 +9,8 @@ From seeded random openings of 0 to M moves (the rules only; Pons' sets are neve
 read), the agent people play (the run's PLAY_SIMS, PLAY_ROOT_SEARCH and PLAY_CPUCT, by
 default; with --own-search the run's own search, as it trains) plays whole games against
 the solver, which plays a best move (the best result, then the fastest win or slowest
-loss; ties at random).  A drawn opening is played from both colours, a decisive one by its winning side, until there are W won
-and D drawn starts.  A start is *kept* when the agent ends with the result it was
+loss; ties at random).  A drawn opening is played from both colours, a decisive one by
+its winning side, until there are W won and D drawn starts.  A start is *kept* when the agent ends with the result it was
 worth (a win from a won start, a draw from a drawn one).  Printed: the starts kept by
 start value and colour, and where each game not kept went wrong: its first mistake,
 by stage of the game and cause (`evaluation.mistakeCause`: too little search, the
