@@ -5,28 +5,27 @@ Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--seed K] [--own-search] [--set NAME=VALUE ...] [--out FILE]
                      [--no-classify])
 
-From seeded random openings of 0 to M moves (the rules only; Pons' sets are never
-read), the agent people play (the run's PLAY_SIMS, PLAY_ROOT_SEARCH and PLAY_CPUCT, by
-default; with --own-search the run's own search, as it trains) plays whole games against
-the solver, which plays a best move (the best result, then the fastest win or slowest
-loss; ties at random).  A drawn opening is played from both colours, a decisive one by
-its winning side, until there are W won and D drawn starts.  A start is *kept* when the agent ends with the result it was
-worth (a win from a won start, a draw from a drawn one).  Printed: the starts kept by
-start value and colour, and where each game not kept went wrong: its first mistake,
-by stage of the game and cause (`evaluation.mistakeCause`: too little search, the
-network's prior, or its values).  Written: a JSON record with every game (its moves,
-columns 1..7 from the empty board), every mistake's position, the solver's score of
-each column, the network's value and the search's visits, priors and Q there
-(default file: the run folder's perfect/versionNNNN-simsS.json, followed by the search
-settings that differ from the run's own; the notebook's "Whole games against perfect
-play" cell draws its losing moves).  `--set` changes how the agent searches with the
-saved network (`config.SEARCH_SETTINGS`: the root search, CPUCT, Gumbel's settings), a
-lever at play time that needs no training.  A record of settings other than the run's
+From seeded random openings of 0 to M moves (the rules only; Pons' sets are never read),
+the agent people play (the run's PLAY_SIMS, PLAY_ROOT_SEARCH and PLAY_CPUCT, by default;
+with --own-search the run's own search, as it trains) plays whole games against the
+solver, which plays a best move (the best result, then the fastest win or slowest loss;
+ties at random). A drawn opening is played from both colours, a decisive one by its
+winning side, until there are W won and D drawn starts. A start is *kept* when the agent
+ends with the result it was worth (a win from a won start, a draw from a drawn one).
+Printed: the starts kept by start value and colour, and where each game not kept went
+wrong: its first mistake, by stage of the game and cause (`evaluation.mistakeCause`: too
+little search, the network's prior, or its values). Written: a JSON record with every
+game (its moves, columns 1..7 from the empty board), every mistake's position, the
+solver's score of each column, the network's value and the search's visits, priors and Q
+there (default file: the run folder's perfect/versionNNNN-simsS.json, followed by the
+search settings that differ from the run's own; the notebook's "Whole games against
+perfect play" cell draws its losing moves). `--set` changes how the agent searches with
+the saved network (`config.SEARCH_SETTINGS`: the root search, CPUCT, Gumbel's settings),
+a lever at play time that needs no training. A record of settings other than the run's
 own (the play settings' or --set's) is named after them (versionNNNN-simsS-root_search-
 puct.json), never replaces the version's own, and stays out of the learning curve, which
-compares versions at the run's own search (`--own-search` scores that where the run plays
-people with another).
-"""
+compares versions at the run's own search (`--own-search` scores that where the run
+plays people with another). """
 
 from __future__ import annotations
 
