@@ -321,6 +321,28 @@ class MCTS:
         if log is not None:
             self._logBackFill(log, leaf, value, breadcrumbs)
 
+    @staticmethod
+    def addVirtualLoss(breadcrumbs: list[Edge]) -> None:
+        """Count a simulation whose leaf waits for the network as a visit lost by every
+        player on its path (each edge from the point of view of the player who chose
+        it: N + 1, W - 1), so that the next descents of the same batch of leaves turn
+        elsewhere (virtual loss); `removeVirtualLoss` takes it back before the real
+        value is backed up."""
+        for edge in breadcrumbs:
+            edge.inNode.N += 1
+            n = edge.N = edge.N + 1
+            edge.W -= 1.0
+            edge.Q = edge.W / n
+
+    @staticmethod
+    def removeVirtualLoss(breadcrumbs: list[Edge]) -> None:
+        """Undo `addVirtualLoss` on the same path."""
+        for edge in breadcrumbs:
+            edge.inNode.N -= 1
+            n = edge.N = edge.N - 1
+            edge.W += 1.0
+            edge.Q = edge.W / n if n else 0.0
+
     # -- logging (only called when the MCTS logger is enabled) ---------------------------
     def _logSelection(self, lg: logging.Logger, node: Node, scale: float, chosen: Edge) -> None:
         """One line per legal move of `node`, in column order (untried moves with no

@@ -2,7 +2,8 @@
 
 A move's search is written as a generator, `Agent.actSteps`: it yields every leaf
 position that needs the network and is resumed with that position's
-(value, probabilities).  `Agent.act` answers each request at once (one game, one
+(value, probabilities); with LEAF_BATCH > 1 it yields a list of leaf positions and
+is resumed with a list of their evaluations.  `Agent.act` answers each request at once (one game, one
 position per network call); `runTogether` drives many games' generators in
 lockstep and answers all their requests with one batched call.  Both run the same
 search code; only the network's numbers may differ in their last bits between batch
@@ -23,11 +24,14 @@ from tqdm.auto import tqdm
 from config import DEFAULT, Config
 from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, columnOf, playerPiece
 from memory import mergedRows
+from model import mirrorAveraged, withMirrorImages
 from MCTS import MCTS, Node, completedQ, fewerCollections, halvingVisits, improvedPolicy, legalPriors, sigma
 
 Evaluation = tuple[float, list[float]]
 """(value for the player to move, prior probabilities over the 42 actions)."""
-SearchSteps = Generator[GameState, Evaluation, tuple]
+SearchSteps = Generator[GameState | list[GameState], Evaluation | list[Evaluation], tuple]
+_END = object()
+"""The end of `Agent.simulateInBatches`' root edges (an entry may be None)."""
 
 
 def evaluationsOf(states: list[GameState], values: np.ndarray, logits: np.ndarray) -> list[Evaluation]:
@@ -56,14 +60,25 @@ def _byColumn(edges: list, indices: list, values: np.ndarray) -> str:
                     for i in sorted(indices, key=lambda i: columnOf(edges[i].action)))
 
 
+def positionsOf(request: GameState | list[GameState]) -> list[GameState]:
+    """The positions a search generator asks the network for: one leaf, or a list."""
+    return request if type(request) is list else [request]
+
+
+def answerTo(request: GameState | list[GameState], evaluations: list[Evaluation]):
+    """What a search generator is resumed with: the evaluation of its one leaf, or the
+    list of its leaves' evaluations (`evaluations` in the order of `positionsOf`)."""
+    return evaluations if type(request) is list else evaluations[0]
+
+
 def runSerially(steps: SearchSteps, evaluate: Callable[[list[GameState]], list[Evaluation]]):
-    """Drive a search generator to its end, evaluating each leaf as it is asked for;
-    returns the generator's result."""
+    """Drive a search generator to its end, evaluating its leaves as they are asked
+    for (one network call per request); returns the generator's result."""
     with fewerCollections():
         try:
             request = next(steps)
             while True:
-                request = steps.send(evaluate([request])[0])
+                request = steps.send(answerTo(request, evaluate(positionsOf(request))))
         except StopIteration as stop:
             return stop.value
 
@@ -74,7 +89,8 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
     `stop()`, asked after each round of network calls, ends the drive early when it
     says True: the generators still running are closed and their results are None.
 
-    Each generator waiting for an evaluation has one pending leaf.  The generators are
+    Each generator waiting for an evaluation has one pending request (a leaf, or a
+    list of leaves: `positionsOf`).  The generators are
     dealt into lanes (generator i into lane i % lanes; as many lanes as the fewest any
     of the networks' engines asks for, see `inference`) that take turns: a
     lane's pending leaves are grouped by network (`playerOf(i).model`, the player whose
@@ -101,7 +117,18 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
             if i in pending:
                 player = playerOf(i)
                 groups.setdefault(id(player.model), (player, []))[1].append(i)
-        return [(group, start(player, [pending[i] for i in group])) for player, group in groups.values()]
+        calls = []
+        for player, group in groups.values():
+            requests = [pending[i] for i in group]
+            calls.append((group, requests, start(player, [s for r in requests for s in positionsOf(r)])))
+        return calls
+
+    def answer(group: list[int], requests: list, evaluations: list[Evaluation]) -> None:
+        taken = 0
+        for i, request in zip(group, requests):
+            size = len(positionsOf(request))
+            resume(i, answerTo(request, evaluations[taken:taken + size]))
+            taken += size
 
     def deferred(player: Agent, states: list[GameState]):
         return lambda: player.evaluateStates(states)
@@ -116,14 +143,13 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
         while any(inflight):
             for k, lane in enumerate(lanes):
                 if inflight[k]:
-                    for group, collect in inflight[k]:
-                        for i, evaluation in zip(group, collect()):
-                            resume(i, evaluation)
+                    for group, requests, collect in inflight[k]:
+                        answer(group, requests, collect())
                     inflight[k] = submit(lane)
             if stop is not None and pending and stop():
                 if count > 1:  # calls running in the background finish before their searches go
                     for calls in inflight:
-                        for _, collect in calls:
+                        for _, _, collect in calls:
                             collect()
                 for i in list(pending):
                     searches[i].close()
@@ -353,13 +379,49 @@ class Agent:
         request to the caller, unless the game is over there) and expanded, back the
         value up.  One generator for all of a move's simulations: the search's
         per-leaf cost is mostly Python calls, and a generator per simulation was one
-        more of them."""
+        more of them.  LEAF_BATCH > 1: `simulateInBatches`."""
+        if self.config.LEAF_BATCH > 1:
+            yield from self.simulateInBatches(rootEdges, self.config.LEAF_BATCH)
+            return
         mcts = self.mcts
         for rootEdge in rootEdges:
             leaf, value, done, breadcrumbs = mcts.moveToLeaf(rootEdge)
             if not done:
                 value = self.evaluateLeaf(leaf, (yield leaf.state))
             mcts.backFill(leaf, value, breadcrumbs)
+
+    def simulateInBatches(self, rootEdges: Iterable, batch: int) -> SearchSteps:
+        """`simulate`'s simulations with up to `batch` leaves per request: each descent
+        leaves a virtual loss on its path (`MCTS.addVirtualLoss`) so that the next one
+        turns elsewhere, and the batch goes to the network as one call, which costs
+        little more than a call for one leaf.  A descent that reaches a leaf already in
+        the batch ends the batch and is made again after it; a finished game's leaf
+        is backed up at once.  Every entry of `rootEdges` still gives one simulation
+        backed up with its leaf's value."""
+        mcts = self.mcts
+        upcoming = iter(rootEdges)
+        rootEdge = next(upcoming, _END)
+        while rootEdge is not _END:
+            leaves: list[Node] = []
+            paths: list[list] = []
+            waiting: set[int] = set()
+            while rootEdge is not _END and len(leaves) < batch:
+                leaf, value, done, breadcrumbs = mcts.moveToLeaf(rootEdge)
+                if done:
+                    mcts.backFill(leaf, value, breadcrumbs)
+                elif leaf.id in waiting:
+                    break
+                else:
+                    mcts.addVirtualLoss(breadcrumbs)
+                    waiting.add(leaf.id)
+                    leaves.append(leaf)
+                    paths.append(breadcrumbs)
+                rootEdge = next(upcoming, _END)
+            if leaves:
+                evaluations = yield [leaf.state for leaf in leaves]
+                for leaf, path, evaluation in zip(leaves, paths, evaluations):
+                    mcts.removeVirtualLoss(path)
+                    mcts.backFill(leaf, self.evaluateLeaf(leaf, evaluation), path)
 
     def evaluateLeaf(self, leaf: Node, evaluation: Evaluation) -> float:
         """Expand an unfinished leaf with the network's (value, probs) for it; returns
@@ -374,14 +436,23 @@ class Agent:
         return value, np.asarray(probs), state.allowedActions
 
     def evaluateStates(self, states: list[GameState]) -> list[Evaluation]:
-        """One network call for many positions; each value is for its player to move."""
-        return evaluationsOf(states, *self.model.predict(self.model.convertToModelInputs(states)))
+        """One network call for many positions; each value is for its player to move.
+        With MIRROR_AVERAGE the call also evaluates their mirror images, and each
+        position gets the mean of its own and its mirror image's outputs."""
+        return evaluationsOf(states, *self._outputs(*self.model.predict(self._inputs(states))))
 
     def evaluateStatesAsync(self, states: list[GameState]) -> Callable[[], list[Evaluation]]:
         """`evaluateStates` started in the background: returns the function that waits
         for the network and gives the evaluations."""
-        future = self.model.predictAsync(self.model.convertToModelInputs(states))
-        return lambda: evaluationsOf(states, *future.result())
+        future = self.model.predictAsync(self._inputs(states))
+        return lambda: evaluationsOf(states, *self._outputs(*future.result()))
+
+    def _inputs(self, states: list[GameState]) -> np.ndarray:
+        inputs = self.model.convertToModelInputs(states)
+        return withMirrorImages(inputs) if self.config.MIRROR_AVERAGE else inputs
+
+    def _outputs(self, values: np.ndarray, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return mirrorAveraged(values, logits) if self.config.MIRROR_AVERAGE else (values, logits)
 
     def getAV(self, tau: float):
         """(pi, values) over the 42 actions at the root: pi the visit counts N

@@ -28,7 +28,8 @@ VALUE_HEADS = ("tanh", "wdl")
 """The values of VALUE_HEAD."""
 TRAINING_PRECISIONS = ("float32", "bfloat16")
 """The values of TRAINING_PRECISION."""
-SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE")
+SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE",
+                   "MIRROR_AVERAGE", "LEAF_BATCH")
 """The settings of the agent's search: the network's shape does not depend on them, so a
 saved network loads with any of them and the measuring scripts may change them at play
 time (`withSearch`)."""
@@ -135,6 +136,19 @@ class Config:
     """Gumbel root search: sigma(q) = (GUMBEL_C_VISIT + max visits) * GUMBEL_C_SCALE * q."""
     GUMBEL_C_SCALE: float = 0.1
     """Gumbel root search: see GUMBEL_C_VISIT."""
+    LEAF_BATCH: int = 1
+    """Leaves one search sends to the network in one call: each descent leaves a
+    virtual loss on its path so that the next turns elsewhere (`Agent.simulateInBatches`).
+    A call of 8 positions costs little more than a call of 1, so a single game's
+    search (a person's opponent) runs more simulations a second; self-play already
+    fills its calls with many games' leaves.  1 (the tutorial): one leaf at a time."""
+    MIRROR_AVERAGE: bool = False
+    """The search evaluates each leaf together with its mirror image (the left-right
+    reflection, a symmetry of the rules) in the same network call and uses the mean
+    of the two outputs: a value with less of the network's noise, at twice the
+    positions evaluated (little more time where calls are small, as in one game's
+    search; twice the time in self-play's full batches).  False (the tutorial): one
+    evaluation per leaf."""
 
     # --- retraining --------------------------------------------------------------
     BATCH_SIZE: int = 256
@@ -231,6 +245,11 @@ class Config:
     """The exploration constant of that agent's search; 0: CPUCT, as in the tutorial.
     Self-play keeps CPUCT: a search of a few dozen simulations and one of thousands
     need not explore alike."""
+    PLAY_LEAF_BATCH: int = 0
+    """Leaves per network call of that agent's search (LEAF_BATCH); 0: LEAF_BATCH."""
+    PLAY_MIRROR_AVERAGE: bool = False
+    """True: that agent's search averages each leaf with its mirror image
+    (MIRROR_AVERAGE); False: as MIRROR_AVERAGE, the tutorial's one evaluation."""
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
@@ -291,9 +310,10 @@ class Config:
         """Raise ConfigError naming the first wrong value."""
         positive_ints = ["GUMBEL_SAMPLED_ACTIONS", "EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
-                         "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT"]
+                         "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT", "LEAF_BATCH"]
         non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS",
-                             "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS", "REANALYSE_POSITIONS"]
+                             "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS", "REANALYSE_POSITIONS",
+                             "PLAY_LEAF_BATCH"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -355,7 +375,8 @@ class Config:
         if self.TRAINING_PRECISION not in TRAINING_PRECISIONS:
             raise ConfigError(f"TRAINING_PRECISION must be one of {TRAINING_PRECISIONS}, "
                               f"got {self.TRAINING_PRECISION!r}")
-        for name in ["MERGE_DUPLICATES", "TENSORBOARD", "EVAL_STOP_WHEN_DECIDED"]:
+        for name in ["MERGE_DUPLICATES", "TENSORBOARD", "EVAL_STOP_WHEN_DECIDED", "MIRROR_AVERAGE",
+                     "PLAY_MIRROR_AVERAGE"]:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
         checkInference(self.INFERENCE, self.INFERENCE_PRECISION)
@@ -496,10 +517,11 @@ def searchChanges(cfg: Config, search: dict | None) -> dict:
 
 
 def playSearch(cfg: Config) -> dict:
-    """The search settings of the agent a person plays (PLAY_ROOT_SEARCH, PLAY_CPUCT),
-    as changes of `cfg`'s own search (`withSearch`): {} where it plays with the run's
-    search."""
-    play = {"ROOT_SEARCH": cfg.PLAY_ROOT_SEARCH, "CPUCT": cfg.PLAY_CPUCT}
+    """The search settings of the agent a person plays (PLAY_ROOT_SEARCH, PLAY_CPUCT,
+    PLAY_LEAF_BATCH, PLAY_MIRROR_AVERAGE), as changes of `cfg`'s own search
+    (`withSearch`): {} where it plays with the run's search."""
+    play = {"ROOT_SEARCH": cfg.PLAY_ROOT_SEARCH, "CPUCT": cfg.PLAY_CPUCT, "LEAF_BATCH": cfg.PLAY_LEAF_BATCH,
+            "MIRROR_AVERAGE": cfg.PLAY_MIRROR_AVERAGE}
     return searchChanges(cfg, {name: value for name, value in play.items() if value})
 
 

@@ -348,8 +348,8 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
     (the human's side, the board after each move, the agent's thinking after each of
     its moves, at the end the final board and the result line).  Against a human the
     agent searches the run's PLAY_SIMS simulations (0 there: its MCTS_SIMS) with its
-    PLAY_ROOT_SEARCH and PLAY_CPUCT, as in `play.py`; between two networks, MCTS_SIMS,
-    ROOT_SEARCH and CPUCT."""
+    play-time search settings (`config.playSearch`), as in `play.py`; between two
+    networks, MCTS_SIMS and the run's own search."""
     folder = runs.runFolder(cfg or DEFAULT, run_version)
     human = -1 in (player1version, player2version)
     sims, search = runs.playSettings(folder, cfg or DEFAULT) if human else (None, None)

@@ -40,7 +40,8 @@ _ACTION = [[(ROWS - 1 - h) * COLUMNS + c for h in range(ROWS)] for c in range(CO
 # The bitboard value of a stone in tutorial cell i (all below 2**48: sums fit int64).
 _CELL_VALUE = np.array([1 << int(b) for b in _BIT_OF_CELL], dtype=np.int64)
 _FULL_BOARD = sum(((1 << ROWS) - 1) << (7 * c) for c in range(COLUMNS))
-_MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
+MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
+"""The cell each cell becomes under the left-right reflection (its own inverse)."""
 
 
 Bitboards = tuple[int, int, tuple[int, ...], bool]
@@ -341,4 +342,4 @@ class Game:
         """The position and its mirror image, each with its action values (the board
         and the per-cell values are reflected together)."""
         actionValues = np.asarray(actionValues)
-        return [(state, actionValues), (state.mirrored(), actionValues[_MIRRORED_CELL])]
+        return [(state, actionValues), (state.mirrored(), actionValues[MIRRORED_CELL])]

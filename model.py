@@ -27,7 +27,7 @@ import inference  # noqa: E402
 import loggers  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT  # noqa: E402
-from game import networkInputs  # noqa: E402
+from game import CELLS, MIRRORED_CELL, networkInputs  # noqa: E402
 from loss import policyTargets, softmax_cross_entropy_with_logits, valueTargets, wdlTargets  # noqa: E402
 
 
@@ -330,6 +330,24 @@ class Residual_CNN(Gen_Model):
     def convertToModelInputs(self, states) -> np.ndarray:
         """The (n, 2, 6, 7) network inputs of many positions, built at once."""
         return networkInputs(states).reshape(len(states), *self.input_dim)
+
+
+def withMirrorImages(x: np.ndarray) -> np.ndarray:
+    """Model inputs (n, planes..., 42 cells in all per plane) followed by their mirror
+    images (left-right reflections, a symmetry of the rules): 2n inputs, for one
+    network call whose outputs `mirrorAveraged` combines."""
+    planes = x.reshape(len(x), -1, CELLS)
+    return np.concatenate([x, planes[:, :, MIRRORED_CELL].reshape(x.shape)])
+
+
+def mirrorAveraged(values: np.ndarray, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The outputs for the inputs of `withMirrorImages` as (values, logits) of the n
+    positions: each value (for the player to move, the same in a position and its
+    mirror image) the mean of the two, each logit the mean of the position's own and
+    its mirror image's logit of the reflected cell."""
+    n = len(values) // 2
+    values, logits = np.asarray(values), np.asarray(logits)
+    return (values[:n] + values[n:]) / 2, (logits[:n] + logits[n:][:, MIRRORED_CELL]) / 2
 
 
 def resolveTrainingPrecision(precision: str) -> str:

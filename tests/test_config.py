@@ -145,6 +145,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     assert config.DEFAULT.VALUE_TARGET_Q_WEIGHT == 0
     assert strong.PLAY_ROOT_SEARCH == "puct" and config.DEFAULT.PLAY_ROOT_SEARCH == ""  # the tutorial: ROOT_SEARCH
     assert strong.PLAY_CPUCT == 2.0 and config.DEFAULT.PLAY_CPUCT == 0  # the tutorial: CPUCT
+    assert not config.DEFAULT.MIRROR_AVERAGE and not config.DEFAULT.PLAY_MIRROR_AVERAGE  # one evaluation per leaf
     assert strong.RANDOM_OPENING_MOVES > 0 and config.DEFAULT.RANDOM_OPENING_MOVES == 0  # the tutorial searches every move
 
 
@@ -161,6 +162,10 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     ({"LOGGERS": {"main": True, "search": True}}, r"unknown logger names \['search'\]"),
     ({"VALUE_TARGET_Q_WEIGHT": 1.5}, r"VALUE_TARGET_Q_WEIGHT must lie in \[0, 1\]"),
     ({"MERGE_DUPLICATES": 1}, "MERGE_DUPLICATES must be True or False"),
+    ({"MIRROR_AVERAGE": "yes"}, "MIRROR_AVERAGE must be True or False, got 'yes'"),
+    ({"LEAF_BATCH": 0}, "LEAF_BATCH must be positive, got 0"),
+    ({"PLAY_LEAF_BATCH": -1}, "PLAY_LEAF_BATCH must not be negative, got -1"),
+    ({"PLAY_MIRROR_AVERAGE": 1}, "PLAY_MIRROR_AVERAGE must be True or False, got 1"),
 ])
 def test_out_of_range_options_are_refused_naming_option_and_value(change, message):
     with pytest.raises(ConfigError, match=message):
@@ -216,5 +221,9 @@ def test_the_played_agents_search_is_the_runs_changed_by_its_play_settings():
     assert config.playSearch(config.DEFAULT.replace(PLAY_CPUCT=config.DEFAULT.CPUCT)) == {}
     both = config.DEFAULT.replace(ROOT_SEARCH="gumbel", PLAY_ROOT_SEARCH="puct", PLAY_CPUCT=3.0)
     assert config.playSearch(both) == {"CPUCT": 3.0, "ROOT_SEARCH": "puct"}
+    mirrored = config.DEFAULT.replace(PLAY_MIRROR_AVERAGE=True, PLAY_LEAF_BATCH=8)
+    assert config.playSearch(mirrored) == {"LEAF_BATCH": 8, "MIRROR_AVERAGE": True}
+    assert config.DEFAULT.LEAF_BATCH == 1 and config.DEFAULT.PLAY_LEAF_BATCH == 0  # one leaf per call
+    assert config.withSearch(mirrored, config.playSearch(mirrored)).MIRROR_AVERAGE
     played = config.withSearch(both, config.playSearch(both))
     assert (played.CPUCT, played.ROOT_SEARCH) == (3.0, "puct") and (both.CPUCT, both.ROOT_SEARCH) == (1.0, "gumbel")

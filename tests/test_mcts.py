@@ -24,9 +24,10 @@ import pytest
 import compiled
 import game as game_module
 import MCTS as mcts_module
-from agent import Agent, runSerially
+from agent import Agent, runSerially, runTogether
 from game import CELLS, GameState
 from MCTS import MCTS, Node, fewerCollections, legalPriors
+from helpers import RowByRow
 from model import Residual_CNN
 
 PROJECT_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -680,3 +681,71 @@ def test_release_empties_the_tree_and_unlinks_its_nodes(tiny_model, tiny_cfg):
     assert len(nodes) > 1 and any(node.edges for node in nodes)
     mcts.release()
     assert mcts.tree == {} and all(not node.edges and node.tree is None for node in nodes)
+
+
+# -- leaves in batches (LEAF_BATCH, virtual loss) -------------------------------------------
+def test_a_virtual_loss_turns_the_next_descent_away_and_is_taken_back_exactly():
+    mcts = expanded_root(GameState.initial())
+    leaf, _, _, path = mcts.moveToLeaf()
+    first = path[0]
+    before = [(edge.N, edge.W, edge.Q) for _, edge in mcts.root.edges]
+    mcts.addVirtualLoss(path)
+    assert (first.N, first.W, first.Q, mcts.root.N) == (1, -1.0, -1.0, 1)  # a loss for the player choosing it
+    assert mcts.moveToLeaf()[3][0] is not first
+    mcts.removeVirtualLoss(path)
+    assert [(edge.N, edge.W, edge.Q) for _, edge in mcts.root.edges] == before and mcts.root.N == 0
+    mcts.backFill(leaf, 0.5, path)
+    assert (first.N, first.Q, mcts.root.N) == (1, -0.5, 1)  # backed up as if no virtual loss had been there
+
+
+class Recording:
+    """Evaluates requests with the tiny network and keeps them."""
+
+    def __init__(self, agent: Agent):
+        self.agent, self.requests = agent, []
+
+    def __call__(self, states):
+        self.requests.append(list(states))
+        return self.agent.evaluateStates(states)
+
+
+@pytest.mark.parametrize("root_search", ["puct", "gumbel"])
+def test_batched_search_backs_up_every_simulation_and_evaluates_each_leaf_once(tiny_model, tiny_cfg, root_search):
+    cfg = tiny_cfg.replace(LEAF_BATCH=8, ROOT_SEARCH=root_search, GUMBEL_SAMPLED_ACTIONS=7)
+    agent = make_agent(tiny_model, cfg, sims=100)
+    state = GameState.fromMoves("4435")
+    recording = Recording(agent)
+    action, pi, _, _ = runSerially(agent.actSteps(state, 0), recording)
+    assert root_visits(agent) == agent.root.N == 100
+    batches = recording.requests[1:]  # the root's own evaluation comes first, alone
+    assert max(map(len, batches)) == 8 and sum(map(len, batches)) <= 100  # finished games need no network
+    assert len(batches) <= 100 / 4  # most batches full: virtual loss spreads the descents
+    leaves = [s.id for batch in recording.requests for s in batch]
+    assert len(leaves) == len(set(leaves))  # no position evaluated twice
+    expanded = [node for node in agent.mcts.tree.values() if node.nn_value is not None]
+    assert len(expanded) == len(leaves)
+    for node in agent.mcts.tree.values():  # no virtual loss left behind
+        assert node.N == sum(edge.N for _, edge in node.edges)
+        for _, edge in node.edges:
+            assert abs(edge.W) <= edge.N and edge.Q == pytest.approx(edge.W / edge.N if edge.N else 0.0)
+    assert action in state.allowedActions and pi.sum() == pytest.approx(1.0)
+
+
+def test_batched_search_takes_an_immediate_win_and_blocks_an_immediate_loss(tiny_model, tiny_cfg):
+    cfg = tiny_cfg.replace(LEAF_BATCH=8)
+    win = GameState.fromMoves("112233")
+    assert make_agent(tiny_model, cfg, sims=50).act(win, tau=0)[0] == win.actionForColumn(3)
+    threat = GameState.fromMoves("717263")
+    assert make_agent(tiny_model, cfg, sims=200).act(threat, tau=0)[0] == threat.actionForColumn(3)
+
+
+def test_games_in_lockstep_search_in_batches_as_one_game_alone(tiny_cfg):
+    cfg = tiny_cfg.replace(LEAF_BATCH=4)
+    network = RowByRow.fromConfig(cfg, (2, 6, 7), 42)  # row by row: numbers independent of the batch
+    states = [GameState.fromMoves(moves) for moves in ("4", "43", "1234", "")]
+    alone = [make_agent(network, cfg, 60, seed=i).act(state, tau=0) for i, state in enumerate(states)]
+    agents = [make_agent(network, cfg, 60, seed=i) for i in range(len(states))]
+    together = runTogether([agent.actSteps(state, 0) for agent, state in zip(agents, states)], agents.__getitem__)
+    for (action, pi, value, nn_value), (other, other_pi, other_value, other_nn) in zip(alone, together):
+        assert action == other and value == other_value and nn_value == other_nn
+        np.testing.assert_array_equal(pi, other_pi)

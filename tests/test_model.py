@@ -7,11 +7,11 @@ import tensorflow as tf
 
 import storage
 from agent import Agent
-from game import Game, GameState
+from game import MIRRORED_CELL, Game, GameState
 from memory import Memory
 from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits
-from helpers import randomPositions
-from model import Residual_CNN, transferWeights
+from helpers import RowByRow, randomPositions
+from model import Residual_CNN, mirrorAveraged, transferWeights, withMirrorImages
 
 
 def _layers_of(model, kind):
@@ -140,6 +140,41 @@ def test_model_input_is_the_player_to_moves_view(tiny_model):
     x = tiny_model.convertToModelInput(state)
     assert x.shape == (2, 6, 7)
     assert x[0].sum() == 0 and x[1, 5, 3] == 1 and x[1].sum() == 1
+
+
+def test_mirror_images_are_the_reflected_positions_inputs(tiny_model):
+    states = randomPositions(12, seed=3)
+    x = tiny_model.convertToModelInputs(states)
+    both = withMirrorImages(x)
+    assert both.shape == (24, 2, 6, 7)
+    np.testing.assert_array_equal(both[:12], x)
+    np.testing.assert_array_equal(both[12:], tiny_model.convertToModelInputs([s.mirrored() for s in states]))
+    np.testing.assert_array_equal(both[12:], x[..., ::-1])  # columns reversed, rows and planes kept
+
+
+def test_mirror_averaged_outputs_reflect_the_mirror_images_logits_back():
+    values = np.array([0.2, -0.6, 0.4, 0.0], dtype=np.float32)  # two positions, then their mirror images
+    logits = np.zeros((4, 42), dtype=np.float32)
+    logits[0, 35], logits[2, 41] = 1.0, 3.0  # bottom row: column 1 of the first, column 7 of its mirror image
+    averaged_values, averaged_logits = mirrorAveraged(values, logits)
+    np.testing.assert_allclose(averaged_values, [0.3, -0.3])
+    assert averaged_logits.shape == (2, 42)
+    assert averaged_logits[0, 35] == 2.0 and np.count_nonzero(averaged_logits) == 1
+
+
+def test_a_position_and_its_mirror_image_are_judged_alike_when_averaged(tiny_cfg):
+    network = RowByRow.fromConfig(tiny_cfg, (2, 6, 7), 42)  # row by row: no batch-dependent sums
+    agent = Agent("mirrored", 84, 42, 4, tiny_cfg.CPUCT, network, tiny_cfg.replace(MIRROR_AVERAGE=True))
+    plain = Agent("plain", 84, 42, 4, tiny_cfg.CPUCT, network, tiny_cfg)
+    state = GameState.fromMoves("1123")
+    (value, priors), (mirror_value, mirror_priors) = agent.evaluateStates([state, state.mirrored()])
+    assert value == mirror_value
+    assert priors == pytest.approx([mirror_priors[cell] for cell in MIRRORED_CELL])
+    (own, _), (reflected, _) = plain.evaluateStates([state, state.mirrored()])
+    assert own != reflected and value == pytest.approx((own + reflected) / 2)
+    before = network.positionsEvaluated
+    assert agent.evaluateStatesAsync([state])() == agent.evaluateStates([state])
+    assert network.positionsEvaluated - before == 4  # each call: the position and its mirror image
 
 
 # -- saving and loading ------------------------------------------------------------------
