@@ -6,7 +6,7 @@ Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--no-classify])
 
 From seeded random openings of 0 to M moves (the rules only; Pons' sets are never read),
-the agent people play (the run's PLAY_SIMS, PLAY_ROOT_SEARCH and PLAY_CPUCT, by default;
+the agent people play (the run's PLAY_SIMS and other PLAY_ search settings, by default;
 with --own-search the run's own search, as it trains) plays whole games against the
 solver, which plays a best move (the best result, then the fastest win or slowest loss;
 ties at random). A drawn opening is played from both colours, a decisive one by its
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0, help="seed of the openings and the solver's ties")
     parser.add_argument("--own-search", action="store_true",
                         help="search as the run trains (its ROOT_SEARCH, CPUCT...), not as it plays people "
-                             "(PLAY_ROOT_SEARCH, PLAY_CPUCT): the learning curve's records")
+                             "(PLAY_ROOT_SEARCH, PLAY_CPUCT, PLAY_LEAF_BATCH...): the learning curve's records")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
                         help="a play-time search setting of the agent (repeatable; one of "
                              f"{', '.join(SEARCH_SETTINGS)}; default: the run's play settings, else its own "
