@@ -120,10 +120,18 @@ def runTogether(searches: list[SearchSteps], playerOf: Callable[[int], "Agent"],
         calls = []
         for player, group in groups.values():
             requests = [pending[i] for i in group]
-            calls.append((group, requests, start(player, [s for r in requests for s in positionsOf(r)])))
+            if any(type(r) is list for r in requests):
+                calls.append((group, requests, start(player, [s for r in requests for s in positionsOf(r)])))
+            else:  # one leaf each (self-play's case): no per-leaf unpacking on the hot path
+                calls.append((group, None, start(player, requests)))
         return calls
 
-    def answer(group: list[int], requests: list, evaluations: list[Evaluation]) -> None:
+    def answer(group: list[int], requests: list | None, evaluations: list[Evaluation]) -> None:
+        """Hand a group's evaluations back; `requests` None: each asked for one leaf."""
+        if requests is None:
+            for i, evaluation in zip(group, evaluations):
+                resume(i, evaluation)
+            return
         taken = 0
         for i, request in zip(group, requests):
             size = len(positionsOf(request))

@@ -740,11 +740,13 @@ def test_batched_search_takes_an_immediate_win_and_blocks_an_immediate_loss(tiny
 
 
 def test_games_in_lockstep_search_in_batches_as_one_game_alone(tiny_cfg):
-    cfg = tiny_cfg.replace(LEAF_BATCH=4)
-    network = RowByRow.fromConfig(cfg, (2, 6, 7), 42)  # row by row: numbers independent of the batch
-    states = [GameState.fromMoves(moves) for moves in ("4", "43", "1234", "")]
-    alone = [make_agent(network, cfg, 60, seed=i).act(state, tau=0) for i, state in enumerate(states)]
-    agents = [make_agent(network, cfg, 60, seed=i) for i in range(len(states))]
+    """Games searching one leaf a call and games searching four share the network's calls."""
+    network = RowByRow.fromConfig(tiny_cfg, (2, 6, 7), 42)  # row by row: numbers independent of the batch
+    states = [GameState.fromMoves(moves) for moves in ("4", "43", "1234", "", "5")]
+    configs = [tiny_cfg.replace(LEAF_BATCH=1 if i % 2 else 4) for i in range(len(states))]
+    alone = [make_agent(network, cfg, 60, seed=i).act(state, tau=0)
+             for i, (cfg, state) in enumerate(zip(configs, states))]
+    agents = [make_agent(network, cfg, 60, seed=i) for i, cfg in enumerate(configs)]
     together = runTogether([agent.actSteps(state, 0) for agent, state in zip(agents, states)], agents.__getitem__)
     for (action, pi, value, nn_value), (other, other_pi, other_value, other_nn) in zip(alone, together):
         assert action == other and value == other_value and nn_value == other_nn
