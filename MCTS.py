@@ -181,6 +181,27 @@ class Edge:
         return node
 
 
+def forgetNode(node: Node) -> None:
+    """Break the reference cycles of a node leaving its tree (its edges point back at
+    it, it points at the table), so that reference counting frees it at once."""
+    node.edges = []
+    node.tree = None
+
+
+def reachableNodes(root: Node) -> dict[int, Node]:
+    """The nodes reached from `root` through made children (`Edge._outNode`), `root`
+    included, by state id: a transposition is listed once."""
+    reached = {root.id: root}
+    stack = [root]
+    while stack:
+        for _, edge in stack.pop().edges:
+            child = edge._outNode
+            if child is not None and child.id not in reached:
+                reached[child.id] = child
+                stack.append(child)
+    return reached
+
+
 class MCTS:
     """The search tree of one game for one player.
 
@@ -214,14 +235,28 @@ class MCTS:
         iteration (docs/performance.md).  Call it only when nothing will read the
         tree again."""
         for node in self.tree.values():
-            node.edges = []
-            node.tree = None
+            forgetNode(node)
         self.tree.clear()
 
     def changeRoot(self, node: Node) -> None:
-        """Move the root (tree reuse between moves); the root noise is drawn anew."""
+        """Move the root (tree reuse between moves); the root noise is drawn anew.
+
+        The tree keeps only the nodes the new root reaches through its edges' children:
+        no later simulation can come back to the others (a move cannot be taken back),
+        and a game's tree would otherwise hold every node of every earlier move, which
+        250 games at 8,000 simulations in lockstep do not fit in memory.  The dropped
+        nodes are freed at once, as in `release`.  The table stays the same dict (every
+        node holds it)."""
         self.root = node
         self.rootNoise = self.rootPriors = None
+        reached = reachableNodes(node)
+        if len(reached) == len(self.tree):
+            return
+        for other in self.tree.values():
+            if other.id not in reached:
+                forgetNode(other)
+        self.tree.clear()
+        self.tree.update(reached)
 
     def drawRootNoise(self) -> None:
         """Give the (expanded) root all its edges, draw this move's Dirichlet noise over

@@ -123,7 +123,9 @@ def test_tree_reuse_keeps_the_subtree(tiny_model, tiny_cfg):
     node = reply.outNode
     before = {action: edge.N for action, edge in node.edges}
     assert sum(before.values()) > 0, "the reused node should carry statistics"
-    old_ids = set(agent.mcts.tree)
+    old_nodes = list(agent.mcts.tree.values())
+    subtree = subtree_ids(node)
+    assert 1 < len(subtree) < len(old_nodes)
 
     position = start.takeAction(mine.action)[0].takeAction(reply_action)[0]
     agent.act(position, tau=1)
@@ -131,7 +133,24 @@ def test_tree_reuse_keeps_the_subtree(tiny_model, tiny_cfg):
     assert agent.root is node and agent.mcts.tree[position.id] is node
     assert root_visits(agent) == sum(before.values()) + sims
     assert all(edge.N >= before.get(action, 0) for action, edge in node.edges)
-    assert old_ids <= set(agent.mcts.tree)
+    tree = agent.mcts.tree
+    assert subtree <= set(tree), "every node below the new root is kept"
+    assert set(tree) == subtree_ids(node), "the tree holds only what the new root reaches"
+    assert start.id not in tree
+    dropped = [old for old in old_nodes if old.id not in subtree]
+    assert dropped and all(not old.edges and old.tree is None for old in dropped), "dropped nodes are unlinked"
+
+
+def subtree_ids(root) -> set[int]:
+    """The state ids of the nodes reached from `root` through its edges' made children."""
+    seen, stack = {root.id}, [root]
+    while stack:
+        for _, edge in stack.pop().edges:
+            child = edge._outNode
+            if child is not None and child.id not in seen:
+                seen.add(child.id)
+                stack.append(child)
+    return seen
 
 
 def test_transpositions_share_a_node():
