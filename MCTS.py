@@ -244,9 +244,11 @@ class MCTS:
         The tree keeps only the nodes the new root reaches through its edges' children:
         no later simulation can come back to the others (a move cannot be taken back),
         and a game's tree would otherwise hold every node of every earlier move, which
-        250 games at 8,000 simulations in lockstep do not fit in memory.  The dropped
-        nodes are freed at once, as in `release`.  The table stays the same dict (every
-        node holds it)."""
+        250 games at 8,000 simulations in lockstep do not fit in memory.  A position
+        that the new root's subtree may still reach, but that was reached only through a
+        dropped branch (a transposition), is searched afresh when reached again.  The
+        dropped nodes are freed at once, as in `release`.  The table stays the same dict
+        (every node holds it)."""
         self.root = node
         self.rootNoise = self.rootPriors = None
         reached = reachableNodes(node)
