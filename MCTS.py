@@ -188,16 +188,16 @@ def forgetNode(node: Node) -> None:
     node.tree = None
 
 
-def reachableNodes(root: Node) -> dict[int, Node]:
-    """The nodes reached from `root` through made children (`Edge._outNode`), `root`
-    included, by state id: a transposition is listed once."""
-    reached = {root.id: root}
+def reachableIds(root: Node) -> set[int]:
+    """The state ids of the nodes reached from `root` through made children
+    (`Edge._outNode`), `root` included."""
+    reached = {root.id}
     stack = [root]
     while stack:
         for _, edge in stack.pop().edges:
             child = edge._outNode
             if child is not None and child.id not in reached:
-                reached[child.id] = child
+                reached.add(child.id)
                 stack.append(child)
     return reached
 
@@ -247,18 +247,13 @@ class MCTS:
         250 games at 8,000 simulations in lockstep do not fit in memory.  A position
         that the new root's subtree may still reach, but that was reached only through a
         dropped branch (a transposition), is searched afresh when reached again.  The
-        dropped nodes are freed at once, as in `release`.  The table stays the same dict
-        (every node holds it)."""
+        dropped nodes are freed at once, as in `release`; the table stays the same dict
+        (every node holds it), losing only their entries."""
         self.root = node
         self.rootNoise = self.rootPriors = None
-        reached = reachableNodes(node)
-        if len(reached) == len(self.tree):
-            return
-        for other in self.tree.values():
-            if other.id not in reached:
-                forgetNode(other)
-        self.tree.clear()
-        self.tree.update(reached)
+        reached = reachableIds(node)
+        for dropped in [nodeId for nodeId in self.tree if nodeId not in reached]:
+            forgetNode(self.tree.pop(dropped))
 
     def drawRootNoise(self) -> None:
         """Give the (expanded) root all its edges, draw this move's Dirichlet noise over
