@@ -26,7 +26,7 @@ import game as game_module
 import MCTS as mcts_module
 from agent import Agent, runSerially, runTogether
 from game import CELLS, GameState
-from MCTS import MCTS, Node, fewerCollections, legalPriors
+from MCTS import MCTS, Node, fewerCollections, legalPriors, reachableIds
 from helpers import RowByRow
 from model import Residual_CNN
 
@@ -124,7 +124,7 @@ def test_tree_reuse_keeps_the_subtree(tiny_model, tiny_cfg):
     before = {action: edge.N for action, edge in node.edges}
     assert sum(before.values()) > 0, "the reused node should carry statistics"
     old_nodes = list(agent.mcts.tree.values())
-    subtree = subtree_ids(node)
+    subtree = reachableIds(node)
     assert 1 < len(subtree) < len(old_nodes)
 
     position = start.takeAction(mine.action)[0].takeAction(reply_action)[0]
@@ -135,22 +135,10 @@ def test_tree_reuse_keeps_the_subtree(tiny_model, tiny_cfg):
     assert all(edge.N >= before.get(action, 0) for action, edge in node.edges)
     tree = agent.mcts.tree
     assert subtree <= set(tree), "every node below the new root is kept"
-    assert set(tree) == subtree_ids(node), "the tree holds only what the new root reaches"
+    assert set(tree) == reachableIds(node), "the tree holds only what the new root reaches"
     assert start.id not in tree
     dropped = [old for old in old_nodes if old.id not in subtree]
     assert dropped and all(not old.edges and old.tree is None for old in dropped), "dropped nodes are unlinked"
-
-
-def subtree_ids(root) -> set[int]:
-    """The state ids of the nodes reached from `root` through its edges' made children."""
-    seen, stack = {root.id}, [root]
-    while stack:
-        for _, edge in stack.pop().edges:
-            child = edge._outNode
-            if child is not None and child.id not in seen:
-                seen.add(child.id)
-                stack.append(child)
-    return seen
 
 
 def test_transpositions_share_a_node():
