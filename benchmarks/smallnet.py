@@ -3,7 +3,8 @@
 Run: .venv/bin/python benchmarks/smallnet.py [--run-folder F] [--version V]
                                              --blocks B --filters W [--epochs E]
                                              [--teacher-weight T] [--selfplay-games G]
-                                             [--sims S] [--limit L] [--out FILE]
+                                             [--sampled-games N] [--sims S] [--limit L]
+                                             [--save-student FILE] [--out FILE]
 
 The iteration's cost is the network's multiply-adds per position (docs/performance.md:
 the calls run at the CPU's matrix units' limit), so a network with fewer of them at the
@@ -16,7 +17,11 @@ are too few to teach from; a student of B blocks of W
 filters (the run's config otherwise) is fitted to the memory's distinct positions for E
 epochs, its targets blended: T x the teacher's own outputs (its value, its policy over
 the legal moves) + (1 - T) x the memory's training targets (the search's policy, the
-value target the run uses).  Then, for teacher and student: multiply-adds per position,
+value target the run uses).  N more games, cheap where G games are dear, each moves
+sampled from the teacher's raw policy (one network call a move, no search) after the
+run's random opening moves, add their distinct positions with the teacher's outputs as
+their only targets: a network is rebuilt from many positions, and the teacher's
+function is what the student is to learn.  Then, for teacher and student: multiply-adds per position,
 positions per second through the engine self-play uses (batches of 128, alternating),
 agreement on held-out positions (the student's best move = the teacher's, mean |value
 difference|), and mistake rates on Pons' sets (the raw network and the agent at S
@@ -47,6 +52,7 @@ import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import STRONG  # noqa: E402
 from curve import scoredRow  # noqa: E402
+from game import CELLS, GameState  # noqa: E402
 from loss import POLICY_NOT_LEGAL  # noqa: E402
 from memory import Memory, mergedRows  # noqa: E402
 from model import Residual_CNN  # noqa: E402
@@ -74,11 +80,46 @@ def teacherSelfplay(teacher, cfg, games: int, say=print) -> list[dict]:
     return list(memory.ltmemory)
 
 
-def legalMask(rows: list[dict]) -> np.ndarray:
-    """(n, 42) booleans: the legal moves of each memory row's position."""
-    mask = np.zeros((len(rows), len(rows[0]["AV"])), dtype=bool)
-    for i, row in enumerate(rows):
-        mask[i, row["state"].allowedActions] = True
+def teacherSampledPositions(teacher, games: int, openingMoves: int, seed: int, lockstep: int = 1024,
+                             say=print) -> list:
+    """The distinct positions (not ended) of `games` games of `teacher` against itself,
+    `lockstep` at a time: each game opens with 0 to `openingMoves` uniformly random
+    moves, not kept, then every move is drawn from the teacher's raw policy (the
+    softmax of its logits over the legal moves, for the player to move) and every
+    position reached is kept, first occurrence order."""
+    rng = np.random.default_rng(seed)
+    seen: dict[int, GameState] = {}
+    for first in range(0, games, lockstep):
+        states = [GameState.initial() for _ in range(min(lockstep, games - first))]
+        for i, opening in enumerate(rng.integers(0, openingMoves + 1, size=len(states))):
+            for _ in range(opening):
+                if not states[i].isEndGame:
+                    states[i] = states[i].takeAction(int(rng.choice(states[i].allowedActions)))[0]
+        live = [state for state in states if not state.isEndGame]
+        while live:
+            for state in live:
+                seen.setdefault(state.id, state)
+            _, logits = teacher.predict(teacher.convertToModelInputs(live))
+            actions = sampledActions(legalSoftmax(logits, legalMask(live)), rng)
+            moved = [state.takeAction(int(action))[0] for state, action in zip(live, actions)]
+            live = [state for state in moved if not state.isEndGame]
+        say(f"  sampled games: {first + len(states):,} of {games:,}, {len(seen):,} distinct positions")
+    return list(seen.values())
+
+
+def sampledActions(policy: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One column index per row of `policy`, drawn with the row's weights; entries at
+    or below zero (POLICY_NOT_LEGAL among them) are never drawn."""
+    cumulative = policy.clip(min=0.0).cumsum(axis=1)
+    thresholds = (1.0 - rng.random((len(policy), 1))) * cumulative[:, -1:]
+    return (cumulative < thresholds).sum(axis=1)
+
+
+def legalMask(states) -> np.ndarray:
+    """(n, 42) booleans: the legal moves of each position."""
+    mask = np.zeros((len(states), CELLS), dtype=bool)
+    for i, state in enumerate(states):
+        mask[i, state.allowedActions] = True
     return mask
 
 
@@ -103,6 +144,18 @@ def blendedTargets(stored: dict, teacher: dict, weight: float) -> dict:
     policy = np.where(stored["policy_head"] == POLICY_NOT_LEGAL, POLICY_NOT_LEGAL,
                       weight * teacher["policy_head"] + (1 - weight) * stored["policy_head"])
     return {"value_head": value.astype(np.float32), "policy_head": policy.astype(np.float32)}
+
+
+def withTeacherTargets(teacher, inputs: np.ndarray, targets: dict, states: list) -> tuple[np.ndarray, dict]:
+    """`inputs` and `targets` followed by `states`' inputs with the teacher's outputs
+    (its value, its softmax over the legal moves) as their targets."""
+    if not states:
+        return inputs, targets
+    more = teacher.convertToModelInputs(states)
+    values, logits = predictAll(teacher, more)
+    return (np.concatenate([inputs, more]),
+            {"value_head": np.concatenate([targets["value_head"], values]).astype(np.float32),
+             "policy_head": np.concatenate([targets["policy_head"], legalSoftmax(logits, legalMask(states))])})
 
 
 def agreement(student, teacher, inputs: np.ndarray, legal: np.ndarray) -> dict:
@@ -164,15 +217,19 @@ def main(argv: list[str] | None = None) -> dict:
                         help="share of the teacher's outputs in the targets, 0 to 1 (default 0.5)")
     parser.add_argument("--selfplay-games", type=int, default=0,
                         help="games of the teacher's own self-play added to the memory's positions (default 0)")
+    parser.add_argument("--sampled-games", type=int, default=0,
+                        help="games sampled from the teacher's raw policy, their positions added (default 0)")
     parser.add_argument("--sims", type=cli.positive(int), default=600, help="agent simulations (default 600)")
     parser.add_argument("--limit", type=cli.positive(int), default=1000, help="Pons positions per set (default 1000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER)
+    parser.add_argument("--save-student", type=Path, default=None, help="save the student as this .keras file")
     parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     if not 0.0 <= args.teacher_weight <= 1.0:
         parser.error(f"--teacher-weight must be between 0 and 1, not {args.teacher_weight}")
-    if args.selfplay_games < 0:
-        parser.error(f"--selfplay-games must not be negative, not {args.selfplay_games}")
+    for option in ("selfplay_games", "sampled_games"):
+        if getattr(args, option) < 0:
+            parser.error(f"--{option.replace('_', '-')} must not be negative, not {getattr(args, option)}")
     folder = args.run_folder
     cfg = runs.runConfig(folder)
     checkpoint = runs.readCheckpoint(folder)
@@ -197,23 +254,33 @@ def main(argv: list[str] | None = None) -> dict:
     fitted, kept = [rows[i] for i in order[held:]], [rows[i] for i in order[:held]]
     inputs, stored = teacher.trainingData(fitted, cfg.VALUE_TARGET_Q_WEIGHT)
     values, logits = predictAll(teacher, inputs)
-    targets = blendedTargets(stored, {"value_head": values, "policy_head": legalSoftmax(logits, legalMask(fitted))},
-                             args.teacher_weight)
+    taught = {"value_head": values, "policy_head": legalSoftmax(logits, legalMask([r["state"] for r in fitted]))}
+    targets = blendedTargets(stored, taught, args.teacher_weight)
+    sampled: list = []
+    if args.sampled_games:
+        known = {row["id"] for row in rows}
+        sampled = [state for state in teacherSampledPositions(teacher, args.sampled_games, cfg.RANDOM_OPENING_MOVES,
+                                                              cfg.SEED, say=lambda text: print(text, flush=True))
+                   if state.id not in known]
+        inputs, targets = withTeacherTargets(teacher, inputs, targets, sampled)
     print(f"Teacher: version {version} of {folder} ({len(cfg.HIDDEN_CNN_LAYERS)} blocks of "
           f"{cfg.HIDDEN_CNN_LAYERS[0]['filters']} filters); student: {args.blocks} blocks of {args.filters} filters; "
-          f"{len(fitted):,} positions fitted, {held:,} held out, teacher weight {args.teacher_weight}", flush=True)
+          f"{len(inputs):,} positions fitted, {held:,} held out, teacher weight {args.teacher_weight}", flush=True)
     start = time.perf_counter()
     losses = distil(student, inputs, targets, args.epochs, cfg.LEARNING_RATE, cfg.FIT_BATCH_SIZE,
                     say=lambda text: print(text, flush=True))
     fit_seconds = time.perf_counter() - start
 
+    if args.save_student is not None:
+        storage.save_model(student.model, args.save_student)
     kept_inputs = teacher.convertToModelInputs([row["state"] for row in kept])
     result = {"teacher": {"version": version, "layers": len(cfg.HIDDEN_CNN_LAYERS),
                           "filters": cfg.HIDDEN_CNN_LAYERS[0]["filters"], "multiply_adds": multiplyAdds(teacher.model)},
               "student": {"layers": args.blocks, "filters": args.filters, "multiply_adds": multiplyAdds(student.model),
                           "epochs": args.epochs, "teacher_weight": args.teacher_weight, "fit_seconds": fit_seconds,
-                          "selfplay_games": args.selfplay_games, "positions": len(fitted),
-                          "losses": losses, **agreement(student, teacher, kept_inputs, legalMask(kept))},
+                          "selfplay_games": args.selfplay_games, "sampled_games": args.sampled_games,
+                          "sampled_positions": len(sampled), "positions": len(inputs), "losses": losses,
+                          **agreement(student, teacher, kept_inputs, legalMask([r["state"] for r in kept]))},
               "sims": args.sims, "limit": args.limit}
     speed = positionsPerSecond({"teacher": teacher, "student": student}, kept_inputs[:SPEED_BATCH])
     for name in ("teacher", "student"):
