@@ -22,7 +22,7 @@ BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "T
 given when it trains (`--run-folder`, `--workers` ...), not by its config."""
 
 
-def branchRun(source, target, changes: dict, say=sayNow) -> Config:
+def branchRun(source, target, changes: dict, network=None, say=sayNow) -> Config:
     """Start run folder `target` as a branch of the run in `source`, exactly where its
     checkpoint says, with its config changed by `changes` (validated; ConfigError
     names a wrong one, or one of BRANCH_FIXED): the same iteration counter, metrics
@@ -30,7 +30,11 @@ def branchRun(source, target, changes: dict, say=sayNow) -> Config:
     current network.  Two branches of one state, each with one change, compare that
     change alone.  The networks are rebuilt from the new config with the old weights
     (`model.transferWeights`: a tanh value head becomes a WDL head, a trunk given more
-    filters computes what the narrower one did, the rest stays as it was).  The source is locked meanwhile (a trainer there
+    filters computes what the narrower one did, the rest stays as it was).  With
+    `network`, a .keras file of a network of the new config's shape (a smaller one
+    taught by the run's, `benchmarks/smallnet.py --save-student`), the branch's best
+    and current networks both start as that one instead: a network of another shape
+    goes on from the run's state.  The source is locked meanwhile (a trainer there
     could delete the snapshot being copied: RunLockedError), and the branch is built
     in a temporary folder renamed to `target` when complete, so a failed branch
     leaves nothing behind (a killed one leaves the temporary folder, which the next
@@ -52,7 +56,7 @@ def branchRun(source, target, changes: dict, say=sayNow) -> Config:
     shutil.rmtree(partial, ignore_errors=True)
     try:
         with storage.runLock(source):
-            _writeBranch(source, partial, checkpoint, cfg)
+            _writeBranch(source, partial, checkpoint, cfg, network)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -60,18 +64,21 @@ def branchRun(source, target, changes: dict, say=sayNow) -> Config:
         target.rmdir()  # empty (checked above)
     partial.rename(target)
     say(f"Branched {source} at iteration {checkpoint['iteration']} (best version "
-        f"{checkpoint['best_player_version']}) into {target} with {changes}.")
+        f"{checkpoint['best_player_version']}) into {target} with {changes}"
+        + (f", its networks from {network}." if network is not None else "."))
     return cfg
 
 
-def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config) -> None:
-    """The files of a branch of `source` at `checkpoint`, with config `cfg`, in `folder`."""
+def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config, network_file) -> None:
+    """The files of a branch of `source` at `checkpoint`, with config `cfg`, in `folder`;
+    its networks from `network_file` where given, else from the source's."""
     network = runs.networkFor(cfg, folder)
     best = storage.model_path(source, checkpoint["best_player_version"])
     current = storage.current_model_path(source)
     for old in [best] + ([current] if current.exists() else []):
-        transferWeights(storage.load_model(old, f"restore it in {source}, or branch from another run"),
-                        network.model)
+        origin, way_out = ((old, f"restore it in {source}, or branch from another run") if network_file is None else
+                           (Path(network_file), "give a network saved for the branch's config"))
+        transferWeights(storage.load_model(origin, way_out), network.model)
         storage.save_model(network.model, folder / old.relative_to(source))
     if checkpoint["memory_iteration"] is not None:
         memory = storage.memory_path(source, checkpoint["memory_iteration"])

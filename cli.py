@@ -59,6 +59,10 @@ TRAINING.add_argument("--branch-from", default=None, metavar="RUN_FOLDER",
 TRAINING.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
                       help="with --branch-from: a config value of the branch, VALUE as JSON or as a plain "
                            "string (repeatable; e.g. --set VALUE_HEAD=wdl --set MCTS_SIMS=64)")
+TRAINING.add_argument("--branch-network", default=None, metavar="KERAS_FILE",
+                      help="with --branch-from: the branch's best and current network start as this one, a "
+                           "network of the branch's config (e.g. a smaller one: benchmarks/smallnet.py "
+                           "--save-student, with --set HIDDEN_CNN_LAYERS=...)")
 
 PLAYING = argparse.ArgumentParser(prog="python -m play",
                                   description="Play Connect Four against a saved version of the run.")

@@ -558,12 +558,13 @@ def trainCommand(args: argparse.Namespace) -> None:
     try:
         cfg = cfg.replace(WORKERS=cfg.WORKERS if args.workers is None else args.workers,
                           RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS)
-        if args.set and args.branch_from is None:
-            raise ConfigError("--set changes the config of a branch: give --branch-from too")
+        if (args.set or args.branch_network) and args.branch_from is None:
+            raise ConfigError("--set and --branch-network make a branch: give --branch-from too")
         if args.branch_from is not None:
             if args.run_folder is None:
                 raise ConfigError("--branch-from needs --run-folder, the new folder of the branch")
-            branch = branches.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set))
+            branch = branches.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set),
+                                        network=args.branch_network)
             cfg = branch.replace(WORKERS=cfg.WORKERS, RAY_ADDRESS=cfg.RAY_ADDRESS, TENSORBOARD=cfg.TENSORBOARD)
         if cfg.WORKERS > 0:  # Ray's module, only when workers play (as in `workerPool`)
             import workers

@@ -86,7 +86,8 @@ def test_branch_settings_are_read_as_json_or_as_text():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--set", "MCTS_SIMS=64"], "--set changes the config of a branch: give --branch-from too"),
+    (["--set", "MCTS_SIMS=64"], "--set and --branch-network make a branch: give --branch-from too"),
+    (["--branch-network", "small.keras"], "--set and --branch-network make a branch: give --branch-from too"),
     (["--branch-from", "run"], "--branch-from needs --run-folder, the new folder of the branch"),
 ])
 def test_a_branch_without_its_source_or_folder_is_refused(args, message):

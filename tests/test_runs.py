@@ -18,6 +18,7 @@ from config import Config, ConfigError
 from game import Game
 from helpers import randomPositions
 from memory import Memory
+from model import Residual_CNN
 
 ENV = Game()
 
@@ -261,6 +262,32 @@ def test_a_branch_goes_on_from_the_runs_state_with_its_change(trained_run, tmp_p
     assert len(runs.readMetrics(target)) == 4 and runs.readCheckpoint(target)["iteration"] == 4
     resumed = runs.openRun(branch_cfg, say=lambda _: None)
     assert resumed.best_NN.model.get_layer("wdl_head") is not None and resumed.cfg.VALUE_HEAD == "wdl"
+
+
+def test_a_branch_can_go_on_with_a_network_of_another_shape(trained_run, tmp_path):
+    source, cfg = runCopy(trained_run, tmp_path)
+    smaller = {"HIDDEN_CNN_LAYERS": [{"filters": 4, "kernel_size": (3, 3)}]}
+    student = Residual_CNN.fromConfig(cfg.replace(**smaller), (2, 6, 7), 42)
+    storage.save_model(student.model, tmp_path / "student.keras")
+    said = []
+    branch_cfg = branches.branchRun(source, tmp_path / "small", smaller, network=tmp_path / "student.keras",
+                                    say=said.append)
+    assert said[0].endswith(f"its networks from {tmp_path / 'student.keras'}.")
+    best = runs.readCheckpoint(source)["best_player_version"]
+    for path in (storage.model_path(tmp_path / "small", best), storage.current_model_path(tmp_path / "small")):
+        weights = storage.load_model(path).get_weights()
+        assert all(np.array_equal(a, b) for a, b in zip(weights, student.model.get_weights()))
+        assert len(weights) == len(student.model.get_weights())
+    assert runs.readCheckpoint(tmp_path / "small") == runs.readCheckpoint(source)
+    rows = funcs.train(1, branch_cfg, progress=False, say=lambda _: None)
+    loggers.disable_all()
+    assert [row["iteration"] for row in rows] == [4]
+    with pytest.raises(storage.ModelMismatchError):  # the file's network is not the branch config's
+        branches.branchRun(source, tmp_path / "wrong", {}, network=tmp_path / "student.keras")
+    with pytest.raises(storage.RunFileError, match="give a network saved for the branch's config"):
+        branches.branchRun(source, tmp_path / "missing", smaller, network=tmp_path / "absent.keras")
+    assert not (tmp_path / "wrong").exists() and not (tmp_path / "missing").exists()
+    assert not list(tmp_path.glob(".wrong*")) and not list(tmp_path.glob(".missing*"))
 
 
 def _judgements(folder: Path, version: int, x: np.ndarray) -> list[np.ndarray]:
