@@ -22,7 +22,7 @@ BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "T
 given when it trains (`--run-folder`, `--workers` ...), not by its config."""
 
 
-def branchRun(source, target, changes: dict, network=None, say=sayNow) -> Config:
+def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Config:
     """Start run folder `target` as a branch of the run in `source`, exactly where its
     checkpoint says, with its config changed by `changes` (validated; ConfigError
     names a wrong one, or one of BRANCH_FIXED): the same iteration counter, metrics
