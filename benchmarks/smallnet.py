@@ -146,16 +146,21 @@ def blendedTargets(stored: dict, teacher: dict, weight: float) -> dict:
     return {"value_head": value.astype(np.float32), "policy_head": policy.astype(np.float32)}
 
 
+def teacherTargets(teacher, inputs: np.ndarray, states: list) -> dict:
+    """The teacher's outputs as targets for `states` (model inputs `inputs`): its value
+    (for the player to move) and its softmax over the legal moves."""
+    values, logits = predictAll(teacher, inputs)
+    return {"value_head": values.astype(np.float32), "policy_head": legalSoftmax(logits, legalMask(states))}
+
+
 def withTeacherTargets(teacher, inputs: np.ndarray, targets: dict, states: list) -> tuple[np.ndarray, dict]:
     """`inputs` and `targets` followed by `states`' inputs with the teacher's outputs
-    (its value, its softmax over the legal moves) as their targets."""
+    (`teacherTargets`) as their targets."""
     if not states:
         return inputs, targets
     more = teacher.convertToModelInputs(states)
-    values, logits = predictAll(teacher, more)
-    return (np.concatenate([inputs, more]),
-            {"value_head": np.concatenate([targets["value_head"], values]).astype(np.float32),
-             "policy_head": np.concatenate([targets["policy_head"], legalSoftmax(logits, legalMask(states))])})
+    taught = teacherTargets(teacher, more, states)
+    return np.concatenate([inputs, more]), {head: np.concatenate([targets[head], taught[head]]) for head in taught}
 
 
 def agreement(student, teacher, inputs: np.ndarray, legal: np.ndarray) -> dict:
@@ -253,9 +258,8 @@ def main(argv: list[str] | None = None) -> dict:
     held = max(1, int(HOLDOUT * len(rows)))
     fitted, kept = [rows[i] for i in order[held:]], [rows[i] for i in order[:held]]
     inputs, stored = teacher.trainingData(fitted, cfg.VALUE_TARGET_Q_WEIGHT)
-    values, logits = predictAll(teacher, inputs)
-    taught = {"value_head": values, "policy_head": legalSoftmax(logits, legalMask([r["state"] for r in fitted]))}
-    targets = blendedTargets(stored, taught, args.teacher_weight)
+    targets = blendedTargets(stored, teacherTargets(teacher, inputs, [r["state"] for r in fitted]),
+                             args.teacher_weight)
     sampled: list = []
     if args.sampled_games:
         known = {row["id"] for row in rows}
