@@ -2,11 +2,14 @@
 scored against perfect play.
 
 Run: .venv/bin/python benchmarks/levers.py --from F --out DIR --iterations N
-         [--set NAME=VALUE ...] [--baseline FOLDER] [--baseline-iterations M] [--sims S]
+         [--set NAME=VALUE ...] [--branch-network FILE] [--baseline FOLDER]
+         [--baseline-iterations M] [--sims S]
          [--won W] [--drawn D] [--limit L] [--pons-folder P]
 
 Two arms start from the run in F where its checkpoint says (iteration I):
-- the lever: DIR/lever, a branch of F (`branches.branchRun`) with the --set changes;
+- the lever: DIR/lever, a branch of F (`branches.branchRun`) with the --set changes,
+  its networks from --branch-network FILE where given (a network of the lever's shape,
+  such as a smaller network taught by F with benchmarks/smallnet.py);
 - the baseline: DIR/baseline, a branch of F without changes, or --baseline FOLDER, a
   run that went on from the same state (the shipped run itself, trained on), so that
   its hours are not spent twice.
@@ -72,14 +75,16 @@ def checkBaseline(source: Path, baseline: Path, start: int) -> None:
                          f"{theirs[2]}")
 
 
-def trainArm(source: Path, folder: Path, changes: dict, start: int, until: int, say=print) -> None:
-    """Branch `source` (at iteration `start`) into `folder` with `changes` unless
-    `folder` holds the branch already, then train it until its iteration `until`."""
+def trainArm(source: Path, folder: Path, changes: dict, start: int, until: int, say=print, *,
+             network: Path | None = None) -> None:
+    """Branch `source` (at iteration `start`) into `folder` with `changes` (its
+    networks from the file `network` where given) unless `folder` holds the branch
+    already, then train it until its iteration `until`."""
     if not storage.checkpoint_path(folder).exists():
         if runs.readCheckpoint(source)["iteration"] != start:
             raise ValueError(f"{source} has trained on since the comparison began at iteration {start}: branch "
                              "the arms from a copy of that state")
-        branches.branchRun(source, folder, changes, say)
+        branches.branchRun(source, folder, changes, say, network=network)
     done = runs.readCheckpoint(folder)["iteration"]
     if done < until:
         say(f"training {folder} from iteration {done} to {until}")
@@ -183,6 +188,9 @@ def main(argv: list[str] | None = None) -> dict:
                         help="iterations the lever arm trains (and the baseline, unless --baseline-iterations)")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
                         help="the lever: a config value of the lever arm (repeatable)")
+    parser.add_argument("--branch-network", type=Path, default=None, metavar="FILE",
+                        help="the lever arm's networks start as this file, a network of the lever's config "
+                             "(a student of benchmarks/smallnet.py); default: the source's own")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a run that went on from the same state, scored as the baseline arm (default: a "
                              "branch without changes, trained here)")
@@ -207,7 +215,8 @@ def main(argv: list[str] | None = None) -> dict:
             trainArm(args.source, baseline, {}, start, until["baseline"])
         else:
             checkBaseline(args.source, args.baseline, start)
-        trainArm(args.source, args.out / "lever", dict(args.set), start, until["lever"])
+        trainArm(args.source, args.out / "lever", dict(args.set), start, until["lever"],
+                 network=args.branch_network)
         scored = {name: scoreArm(folder, start, until[name], args.sims, args.won, args.drawn, args.limit,
                                  args.pons_folder)
                   for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
@@ -215,11 +224,13 @@ def main(argv: list[str] | None = None) -> dict:
         split = keptByOneArm(scored["baseline"][1], scored["lever"][1])
     except (ConfigError, ValueError, storage.RunFileError, storage.RunLockedError) as exc:
         parser.error(str(exc))
-    record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set), "sims": args.sims,
+    record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set),
+              "network": None if args.branch_network is None else str(args.branch_network), "sims": args.sims,
               "arms": arms, "kept_by_one_arm": split}
     storage.write_json(args.out / "levers.json", record)
     print(f"From {args.source} at iteration {start}, {arms['baseline']['iterations']} iterations of the baseline, "
-          f"{arms['lever']['iterations']} of the lever; lever {dict(args.set)}; "
+          f"{arms['lever']['iterations']} of the lever; lever {dict(args.set)}"
+          f"{'' if args.branch_network is None else f' with the networks of {args.branch_network}'}; "
           f"agent at {args.sims} simulations:")
     print(leversTable(arms))
     for name, counts in split.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import branches
@@ -14,6 +15,7 @@ import loggers
 import runs
 import storage
 from benchmarks import levers
+from model import Residual_CNN
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +119,33 @@ def test_a_dearer_lever_is_compared_at_equal_hours_with_a_longer_baseline(start,
     assert (record["arms"]["baseline"]["iterations"], record["arms"]["lever"]["iterations"]) == (2, 1)
     assert record["arms"]["baseline"]["version"] == runs.readMetrics(out / "baseline")[-1]["best_player_version"]
     assert "2 iterations of the baseline, 1 of the lever" in capsys.readouterr().out
+
+
+def test_a_lever_arm_can_start_from_a_network_of_its_own_shape(start, tmp_path, capsys):
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    for name in evaluation.PONS_SETS:
+        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    smaller = [{"filters": 4, "kernel_size": (3, 3)}]
+    cfg = runs.folderConfig(start).replace(HIDDEN_CNN_LAYERS=smaller)
+    student = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42)
+    storage.save_model(student.model, tmp_path / "student.keras")
+    out = tmp_path / "cmp"
+    args = ["--from", str(start), "--out", str(out), "--iterations", "1", "--set",
+            'HIDDEN_CNN_LAYERS=[{"filters": 4, "kernel_size": [3, 3]}]',
+            "--sims", "2", "--won", "1", "--drawn", "1", "--limit", "1", "--pons-folder", str(pons)]
+    with pytest.raises(SystemExit):  # a network of the source's shape is not the lever's
+        levers.main(args[:3] + [str(tmp_path / "wrong")] + args[4:]
+                    + ["--branch-network", str(storage.current_model_path(start))])
+    assert "narrower (4 filters) than the source's (8)" in capsys.readouterr().err and not (tmp_path / "wrong" / "lever").exists()
+    record = levers.main(args + ["--branch-network", str(tmp_path / "student.keras")])
+    assert record["network"] == str(tmp_path / "student.keras")
+    lever = runs.folderConfig(out / "lever")
+    assert lever.HIDDEN_CNN_LAYERS == smaller and runs.readCheckpoint(out / "lever")["iteration"] == 3
+    start_version = runs.readCheckpoint(start)["best_player_version"]
+    kept = storage.load_model(storage.model_path(out / "lever", start_version)).get_weights()
+    assert all(np.array_equal(a, b) for a, b in zip(kept, student.model.get_weights()))
+    assert f"with the networks of {tmp_path / 'student.keras'}" in capsys.readouterr().out
 
 
 def test_an_arm_short_of_the_iteration_is_named(start):
