@@ -34,7 +34,8 @@ def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Con
     `network`, a .keras file of a network of the new config's shape (a smaller one
     taught by the run's, `benchmarks/smallnet.py --save-student`), the branch's best
     and current networks both start as that one instead: a network of another shape
-    goes on from the run's state.  The source is locked meanwhile (a trainer there
+    goes on from the run's state, its best still numbered as the source's best version
+    (the branch's folder, not the number, says which network it is).  The source is locked meanwhile (a trainer there
     could delete the snapshot being copied: RunLockedError), and the branch is built
     in a temporary folder renamed to `target` when complete, so a failed branch
     leaves nothing behind (a killed one leaves the temporary folder, which the next
