@@ -35,12 +35,13 @@ def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Con
     taught by the run's, `benchmarks/smallnet.py --save-student`), the branch's best
     and current networks both start as that one instead: a network of another shape
     goes on from the run's state, its best still numbered as the source's best version
-    (the branch's folder, not the number, says which network it is).  The source is locked meanwhile (a trainer there
-    could delete the snapshot being copied: RunLockedError), and the branch is built
-    in a temporary folder renamed to `target` when complete, so a failed branch
-    leaves nothing behind (a killed one leaves the temporary folder, which the next
-    branch into `target` removes).  `target` must be a new or empty folder (RunFileError
-    otherwise); training in it then resumes the branch.  Returns the branch's config."""
+    (the branch's folder, not the number, says which network it is).  The source is
+    locked meanwhile (a trainer there could delete the snapshot being copied:
+    RunLockedError), and the branch is built in a temporary folder renamed to
+    `target` when complete, so a failed branch leaves nothing behind (a killed one
+    leaves the temporary folder, which the next branch into `target` removes).
+    `target` must be a new or empty folder (RunFileError otherwise); training in it
+    then resumes the branch.  Returns the branch's config."""
     source, target = Path(source), Path(target).resolve()
     held = sorted(target.iterdir()) if target.is_dir() else []
     if held or (target.exists() and not target.is_dir()):

@@ -137,7 +137,8 @@ def test_a_lever_arm_can_start_from_a_network_of_its_own_shape(start, tmp_path, 
     with pytest.raises(SystemExit):  # a network of the source's shape is not the lever's
         levers.main(args[:3] + [str(tmp_path / "wrong")] + args[4:]
                     + ["--branch-network", str(storage.current_model_path(start))])
-    assert "narrower (4 filters) than the source's (8)" in capsys.readouterr().err and not (tmp_path / "wrong" / "lever").exists()
+    assert "narrower (4 filters) than the source's (8)" in capsys.readouterr().err
+    assert not (tmp_path / "wrong" / "lever").exists()
     record = levers.main(args + ["--branch-network", str(tmp_path / "student.keras")])
     assert record["network"] == str(tmp_path / "student.keras")
     lever = runs.folderConfig(out / "lever")
