@@ -29,11 +29,17 @@ def start(tiny_cfg, tmp_path_factory):
     return folder
 
 
-def test_two_arms_train_the_same_iterations_from_one_start_and_are_scored(start, tmp_path, capsys):
+def ponsFolder(tmp_path, lines: list[str]):
+    """A folder of all six Pons set files, each holding `lines` (position and score)."""
     pons = tmp_path / "pons"
     pons.mkdir()
     for name in evaluation.PONS_SETS:
-        (pons / name).write_text("2252576253462244111563365343671351441 -1\n5554224333234511764415115 4\n")
+        (pons / name).write_text("".join(line + "\n" for line in lines))
+    return pons
+
+
+def test_two_arms_train_the_same_iterations_from_one_start_and_are_scored(start, tmp_path, capsys):
+    pons = ponsFolder(tmp_path, ["2252576253462244111563365343671351441 -1", "5554224333234511764415115 4"])
     before = (start / "metrics.jsonl").read_text()
     out = tmp_path / "levers"
     record = levers.main(["--from", str(start), "--out", str(out), "--iterations", "1", "--set", "VALUE_HEAD=wdl",
@@ -65,10 +71,7 @@ def test_two_arms_train_the_same_iterations_from_one_start_and_are_scored(start,
 
 def test_a_baseline_run_is_scored_where_it_passed_through_the_start_and_records_are_kept(start, tmp_path,
                                                                                          capsys):
-    pons = tmp_path / "pons"
-    pons.mkdir()
-    for name in evaluation.PONS_SETS:
-        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    pons = ponsFolder(tmp_path, ["2252576253462244111563365343671351441 -1"])
     frozen = tmp_path / "frozen"
     branches.branchRun(start, frozen, {}, say=lambda _: None)  # the start kept as it is
     went_on = tmp_path / "went_on"
@@ -106,10 +109,7 @@ def test_a_comparison_keeps_its_start_when_the_source_trains_on(start, tmp_path,
 
 
 def test_a_dearer_lever_is_compared_at_equal_hours_with_a_longer_baseline(start, tmp_path, capsys):
-    pons = tmp_path / "pons"
-    pons.mkdir()
-    for name in evaluation.PONS_SETS:
-        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    pons = ponsFolder(tmp_path, ["2252576253462244111563365343671351441 -1"])
     out = tmp_path / "cmp"
     record = levers.main(["--from", str(start), "--out", str(out), "--iterations", "1", "--baseline-iterations", "2",
                           "--set", "MCTS_SIMS=3", "--sims", "2", "--won", "1", "--drawn", "1", "--limit", "1",
@@ -122,10 +122,7 @@ def test_a_dearer_lever_is_compared_at_equal_hours_with_a_longer_baseline(start,
 
 
 def test_a_lever_arm_can_start_from_a_network_of_its_own_shape(start, tmp_path, capsys):
-    pons = tmp_path / "pons"
-    pons.mkdir()
-    for name in evaluation.PONS_SETS:
-        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    pons = ponsFolder(tmp_path, ["2252576253462244111563365343671351441 -1"])
     smaller = [{"filters": 4, "kernel_size": (3, 3)}]
     cfg = runs.folderConfig(start).replace(HIDDEN_CNN_LAYERS=smaller)
     student = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42)
