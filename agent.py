@@ -446,7 +446,8 @@ class Agent:
     def evaluateStates(self, states: list[GameState]) -> list[Evaluation]:
         """One network call for many positions; each value is for its player to move.
         With MIRROR_AVERAGE the call also evaluates their mirror images, and each
-        position gets the mean of its own and its mirror image's outputs."""
+        position gets the mean of its own and its mirror image's outputs; the priors
+        are the softmax at PRIOR_TEMPERATURE (`_outputs`)."""
         return evaluationsOf(states, *self._outputs(*self.model.predict(self._inputs(states))))
 
     def evaluateStatesAsync(self, states: list[GameState]) -> Callable[[], list[Evaluation]]:
@@ -460,7 +461,12 @@ class Agent:
         return withMirrorImages(inputs) if self.config.MIRROR_AVERAGE else inputs
 
     def _outputs(self, values: np.ndarray, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return mirrorAveraged(values, logits) if self.config.MIRROR_AVERAGE else (values, logits)
+        """The network's (values, logits) as the search uses them: averaged with the
+        mirror images' (MIRROR_AVERAGE), the logits divided by PRIOR_TEMPERATURE."""
+        if self.config.MIRROR_AVERAGE:
+            values, logits = mirrorAveraged(values, logits)
+        temperature = self.config.PRIOR_TEMPERATURE
+        return values, (logits if temperature == 1 else np.asarray(logits) / temperature)
 
     def getAV(self, tau: float):
         """(pi, values) over the 42 actions at the root: pi the visit counts N

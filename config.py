@@ -29,7 +29,7 @@ VALUE_HEADS = ("tanh", "wdl")
 TRAINING_PRECISIONS = ("float32", "bfloat16")
 """The values of TRAINING_PRECISION."""
 SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE",
-                   "MIRROR_AVERAGE", "LEAF_BATCH")
+                   "MIRROR_AVERAGE", "LEAF_BATCH", "PRIOR_TEMPERATURE")
 """The settings of the agent's search: the network's shape does not depend on them, so a
 saved network loads with any of them and the measuring scripts may change them at play
 time (`withSearch`)."""
@@ -149,6 +149,12 @@ class Config:
     positions evaluated (little more time where calls are small, as in one game's
     search; twice the time in self-play's full batches).  False (the tutorial): one
     evaluation per leaf."""
+    PRIOR_TEMPERATURE: float = 1.0
+    """The softmax temperature of the network's policy where the search expands a
+    leaf: priors proportional to exp(logit / PRIOR_TEMPERATURE) over the legal moves.
+    Above 1 the priors are flatter, so a move the network rates low still draws some
+    visits; the policy the network learns from is untouched.  1 (the tutorial): the
+    network's own softmax."""
 
     # --- retraining --------------------------------------------------------------
     BATCH_SIZE: int = 256
@@ -250,6 +256,9 @@ class Config:
     PLAY_MIRROR_AVERAGE: bool = False
     """True: that agent's search averages each leaf with its mirror image
     (MIRROR_AVERAGE); False: as MIRROR_AVERAGE, the tutorial's one evaluation."""
+    PLAY_PRIOR_TEMPERATURE: float = 0.0
+    """The policy temperature of that agent's search (PRIOR_TEMPERATURE); 0:
+    PRIOR_TEMPERATURE, the tutorial's softmax."""
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
@@ -336,6 +345,11 @@ class Config:
             raise ConfigError(f"CPUCT must be positive, got {self.CPUCT}")
         if not _is_finite_number(self.PLAY_CPUCT) or self.PLAY_CPUCT < 0:
             raise ConfigError(f"PLAY_CPUCT must be a finite number, 0 (CPUCT) or positive, got {self.PLAY_CPUCT!r}")
+        if not _is_finite_number(self.PRIOR_TEMPERATURE) or self.PRIOR_TEMPERATURE <= 0:
+            raise ConfigError(f"PRIOR_TEMPERATURE must be a positive finite number, got {self.PRIOR_TEMPERATURE!r}")
+        if not _is_finite_number(self.PLAY_PRIOR_TEMPERATURE) or self.PLAY_PRIOR_TEMPERATURE < 0:
+            raise ConfigError(f"PLAY_PRIOR_TEMPERATURE must be a finite number, 0 (PRIOR_TEMPERATURE) or positive, "
+                              f"got {self.PLAY_PRIOR_TEMPERATURE!r}")
         if not 0 <= self.EPSILON <= 1:
             raise ConfigError(f"EPSILON must lie in [0, 1], got {self.EPSILON}")
         if self.ALPHA <= 0:
@@ -518,10 +532,10 @@ def searchChanges(cfg: Config, search: dict | None) -> dict:
 
 def playSearch(cfg: Config) -> dict:
     """The search settings of the agent a person plays (PLAY_ROOT_SEARCH, PLAY_CPUCT,
-    PLAY_LEAF_BATCH, PLAY_MIRROR_AVERAGE), as changes of `cfg`'s own search
-    (`withSearch`): {} where it plays with the run's search."""
+    PLAY_LEAF_BATCH, PLAY_MIRROR_AVERAGE, PLAY_PRIOR_TEMPERATURE), as changes of `cfg`'s
+    own search (`withSearch`): {} where it plays with the run's search."""
     play = {"ROOT_SEARCH": cfg.PLAY_ROOT_SEARCH, "CPUCT": cfg.PLAY_CPUCT, "LEAF_BATCH": cfg.PLAY_LEAF_BATCH,
-            "MIRROR_AVERAGE": cfg.PLAY_MIRROR_AVERAGE}
+            "MIRROR_AVERAGE": cfg.PLAY_MIRROR_AVERAGE, "PRIOR_TEMPERATURE": cfg.PLAY_PRIOR_TEMPERATURE}
     return searchChanges(cfg, {name: value for name, value in play.items() if value})
 
 

@@ -146,6 +146,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     assert strong.PLAY_ROOT_SEARCH == "puct" and config.DEFAULT.PLAY_ROOT_SEARCH == ""  # the tutorial: ROOT_SEARCH
     assert strong.PLAY_CPUCT == 2.0 and config.DEFAULT.PLAY_CPUCT == 0  # the tutorial: CPUCT
     assert not config.DEFAULT.MIRROR_AVERAGE and not config.DEFAULT.PLAY_MIRROR_AVERAGE  # one evaluation per leaf
+    assert config.DEFAULT.PRIOR_TEMPERATURE == 1 and config.DEFAULT.PLAY_PRIOR_TEMPERATURE == 0  # the net's softmax
     assert strong.RANDOM_OPENING_MOVES > 0 and config.DEFAULT.RANDOM_OPENING_MOVES == 0  # the tutorial searches every move
 
 
@@ -166,6 +167,10 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     ({"LEAF_BATCH": 0}, "LEAF_BATCH must be positive, got 0"),
     ({"PLAY_LEAF_BATCH": -1}, "PLAY_LEAF_BATCH must not be negative, got -1"),
     ({"PLAY_MIRROR_AVERAGE": 1}, "PLAY_MIRROR_AVERAGE must be True or False, got 1"),
+    ({"PRIOR_TEMPERATURE": 0.0}, "PRIOR_TEMPERATURE must be a positive finite number, got 0.0"),
+    ({"PRIOR_TEMPERATURE": float("inf")}, "PRIOR_TEMPERATURE must be a positive finite number, got inf"),
+    ({"PLAY_PRIOR_TEMPERATURE": -1.5}, r"PLAY_PRIOR_TEMPERATURE must be a finite number, 0 \(PRIOR_TEMPERATURE\) "
+                                       r"or positive, got -1.5"),
 ])
 def test_out_of_range_options_are_refused_naming_option_and_value(change, message):
     with pytest.raises(ConfigError, match=message):
@@ -225,5 +230,8 @@ def test_the_played_agents_search_is_the_runs_changed_by_its_play_settings():
     assert config.playSearch(mirrored) == {"LEAF_BATCH": 8, "MIRROR_AVERAGE": True}
     assert config.DEFAULT.LEAF_BATCH == 1 and config.DEFAULT.PLAY_LEAF_BATCH == 0  # one leaf per call
     assert config.withSearch(mirrored, config.playSearch(mirrored)).MIRROR_AVERAGE
+    flatter = config.DEFAULT.replace(PLAY_PRIOR_TEMPERATURE=1.5)
+    assert config.playSearch(flatter) == {"PRIOR_TEMPERATURE": 1.5}
+    assert config.withSearch(flatter, config.playSearch(flatter)).PRIOR_TEMPERATURE == 1.5
     played = config.withSearch(both, config.playSearch(both))
     assert (played.CPUCT, played.ROOT_SEARCH) == (3.0, "puct") and (both.CPUCT, both.ROOT_SEARCH) == (1.0, "gumbel")

@@ -177,6 +177,22 @@ def test_a_position_and_its_mirror_image_are_judged_alike_when_averaged(tiny_cfg
     assert network.positionsEvaluated - before == 4  # each call: the position and its mirror image
 
 
+def test_a_prior_temperature_flattens_the_priors_the_search_expands_with(tiny_cfg):
+    network = RowByRow.fromConfig(tiny_cfg, (2, 6, 7), 42)
+    plain = Agent("plain", 84, 42, 16, tiny_cfg.CPUCT, network, tiny_cfg)
+    warm = Agent("warm", 84, 42, 16, tiny_cfg.CPUCT, network, tiny_cfg.replace(PRIOR_TEMPERATURE=2.0))
+    state = GameState.fromMoves("1123")
+    [(value, priors)], [(warm_value, warm_priors)] = plain.evaluateStates([state]), warm.evaluateStates([state])
+    assert warm_value == value  # only the policy is tempered
+    legal = state.allowedActions
+    expected = np.sqrt(np.array(priors)[legal])  # softmax(logits / 2) = priors ** (1 / 2), renormalised
+    assert np.array(warm_priors)[legal] == pytest.approx(expected / expected.sum())
+    assert sum(warm_priors) == pytest.approx(1.0) and all(warm_priors[a] == 0 for a in range(42) if a not in legal)
+    assert max(warm_priors) < max(priors) and min(np.array(warm_priors)[legal]) > min(np.array(priors)[legal])
+    warm.act(state, tau=0)
+    assert [edge.P for _, edge in warm.mcts.root.edges] == pytest.approx([warm_priors[a] for a in legal])
+
+
 # -- saving and loading ------------------------------------------------------------------
 def test_write_read_round_trip_through_an_archived_run(tiny_model, tiny_cfg, tmp_path):
     archive = tmp_path / "run_archive"
