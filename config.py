@@ -343,13 +343,12 @@ class Config:
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if self.CPUCT <= 0:
             raise ConfigError(f"CPUCT must be positive, got {self.CPUCT}")
-        if not _is_finite_number(self.PLAY_CPUCT) or self.PLAY_CPUCT < 0:
-            raise ConfigError(f"PLAY_CPUCT must be a finite number, 0 (CPUCT) or positive, got {self.PLAY_CPUCT!r}")
         if not _is_finite_number(self.PRIOR_TEMPERATURE) or self.PRIOR_TEMPERATURE <= 0:
             raise ConfigError(f"PRIOR_TEMPERATURE must be a positive finite number, got {self.PRIOR_TEMPERATURE!r}")
-        if not _is_finite_number(self.PLAY_PRIOR_TEMPERATURE) or self.PLAY_PRIOR_TEMPERATURE < 0:
-            raise ConfigError(f"PLAY_PRIOR_TEMPERATURE must be a finite number, 0 (PRIOR_TEMPERATURE) or positive, "
-                              f"got {self.PLAY_PRIOR_TEMPERATURE!r}")
+        for name, own in [("PLAY_CPUCT", "CPUCT"), ("PLAY_PRIOR_TEMPERATURE", "PRIOR_TEMPERATURE")]:
+            value = getattr(self, name)
+            if not _is_finite_number(value) or value < 0:
+                raise ConfigError(f"{name} must be a finite number, 0 ({own}) or positive, got {value!r}")
         if not 0 <= self.EPSILON <= 1:
             raise ConfigError(f"EPSILON must lie in [0, 1], got {self.EPSILON}")
         if self.ALPHA <= 0:

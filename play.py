@@ -53,9 +53,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     through `say`; 0: an untrained network; n: models/version000n.keras.  The network
     is built with the run's own config.json (else `cfg`); it searches `sims`
     simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS), with its
-    PLAY_ROOT_SEARCH ("" there: its ROOT_SEARCH), PLAY_CPUCT (0 there: its CPUCT),
-    PLAY_MIRROR_AVERAGE (False there: its MIRROR_AVERAGE) and PLAY_PRIOR_TEMPERATURE (0
-    there: its PRIOR_TEMPERATURE)."""
+    other PLAY_* settings (`config.playSearch`: each unset one leaves the run's own
+    search setting)."""
     cfg = cfg or DEFAULT
     if version is not None and not isinstance(version, bool) and version < 0:
         raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version}"

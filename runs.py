@@ -144,9 +144,8 @@ def runConfig(run_folder, fallback: Config | None = None) -> Config:
 
 def playSettings(run_folder, fallback: Config | None = None) -> tuple[int | None, dict]:
     """(simulations, search settings) of an agent of the run against a person: the
-    run's PLAY_SIMS, None (the agent's MCTS_SIMS) where that is 0, and its
-    PLAY_ROOT_SEARCH, PLAY_CPUCT, PLAY_MIRROR_AVERAGE and PLAY_PRIOR_TEMPERATURE as changes of its search
-    (`config.playSearch`; {}: none)."""
+    run's PLAY_SIMS, None (the agent's MCTS_SIMS) where that is 0, and its other
+    PLAY_* settings as changes of its search (`config.playSearch`; {}: none)."""
     cfg = runConfig(run_folder, fallback)
     return cfg.PLAY_SIMS or None, playSearch(cfg)
 
