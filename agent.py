@@ -293,11 +293,15 @@ class Agent:
         the network's value of `state`, both for the player to move in `state`."""
         return runSerially(self.actSteps(state, tau, noise), self.evaluateStates)
 
-    def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
+    def actSteps(self, state: GameState, tau: float, noise: bool = False,
+                 simulations: int | None = None) -> SearchSteps:
         """The search for one move as a generator (see the module docstring).
         `noise`: mix Dirichlet noise into the root priors (self-play only; the PUCT
         root's exploration: Gumbel's root search explores through its own Gumbel
-        draws and never reads the root's priors with noise, so none is drawn)."""
+        draws and never reads the root's priors with noise, so none is drawn).
+        `simulations`: this move's count (a fast self-play search,
+        `Config.FAST_SEARCH_SIMS`); None: the agent's MCTSsimulations."""
+        sims = self.MCTSsimulations if simulations is None else simulations
         if state.isEndGame:
             raise ValueError("cannot search a finished game: it has no legal moves")
         if self.mcts is None or state.id not in self.mcts.tree:
@@ -310,13 +314,13 @@ class Agent:
         self.mcts.drawRootNoise()
         log = self.activeLogger()
         if log is not None:
-            log.info("****** %s searches %d simulations, %s to move ******", self.name, self.MCTSsimulations,
+            log.info("****** %s searches %d simulations, %s to move ******", self.name, sims,
                      playerPiece(state.playerTurn))
             state.render(log)
         if self.config.ROOT_SEARCH == "gumbel":
-            action, pi, value = yield from self.gumbelSearch(tau)
+            action, pi, value = yield from self.gumbelSearch(tau, sims)
             return action, pi, value, self.root.nn_value
-        yield from self.simulate(itertools.repeat(None, self.MCTSsimulations))
+        yield from self.simulate(itertools.repeat(None, sims))
         pi, values = self.getAV(1)
         action, value = self.chooseAction(pi, values, tau)
         return action, pi, value, self.root.nn_value
@@ -326,13 +330,13 @@ class Agent:
         logger = self.logger
         return logger if logger is not None and logger.isEnabledFor(logging.INFO) else None
 
-    def gumbelSearch(self, tau: float) -> SearchSteps:
+    def gumbelSearch(self, tau: float, sims: int) -> SearchSteps:
         """Gumbel AlphaZero's root search (Danihelka et al. 2022), PUCT below the root.
 
         The root's actions are ranked by g + logits: g a Gumbel draw per action when
         tau > 0 (the move is sampled: this replaces both root noise and visit-count
         sampling), 0 when tau = 0.  The best GUMBEL_SAMPLED_ACTIONS (at most one per
-        simulation) are considered; sequential halving shares exactly MCTSsimulations
+        simulation) are considered; sequential halving shares exactly `sims`
         simulations among them, keeping after each
         phase the better half by g + logits + sigma(completed Q).  Returns (action,
         pi, value): the last action standing, the improved policy
@@ -344,7 +348,6 @@ class Agent:
         priors = np.array([edge.P for edge in edges])
         logits = np.log(np.maximum(priors, 1e-30))
         gumbel = self.rng.gumbel(size=len(edges)) if tau > 0 else np.zeros(len(edges))
-        sims = self.MCTSsimulations
         considered = list(np.argsort(-(gumbel + logits), kind="stable")[:min(cfg.GUMBEL_SAMPLED_ACTIONS, sims)])
         phases = max(1, math.ceil(math.log2(len(considered))))
         log = self.activeLogger()
@@ -354,9 +357,10 @@ class Agent:
         used = 0
         for phase in range(phases):
             perAction = halvingVisits(sims, len(considered), phase, phases, used)
-            # The last phase spends what is left, so a move always costs exactly `sims`.
+            # The last phase spends what is left, and a budget smaller than one visit per action
+            # and phase runs out early: a move always costs exactly `sims`.
             schedule = (considered * perAction if phase < phases - 1
-                        else [considered[k % len(considered)] for k in range(sims - used)])
+                        else [considered[k % len(considered)] for k in range(sims - used)])[:sims - used]
             yield from self.simulate(edges[index] for index in schedule)
             used += len(schedule)
             visits, completed = self._completedQ(edges, priors)

@@ -117,6 +117,18 @@ class Config:
     the games (and memory) cover many more positions than the search's own, nearly
     fixed, openings.  Only the rules are used.  0 (the tutorial): every move is
     searched; at most 20.  Tournaments and play against people never use it."""
+    FAST_SEARCH_SIMS: int = 0
+    """Playout cap randomisation (KataGo, Wu 2019): with FAST_SEARCH_SIMS > 0 each searched
+    self-play move is, with probability FULL_SEARCH_PROBABILITY, a full search
+    (MCTS_SIMS simulations) whose position is stored, and otherwise a fast search of
+    FAST_SEARCH_SIMS simulations whose move is played but whose position is not
+    stored.  The same self-play time then finishes more games, so the stored positions'
+    results come from more, and less correlated, games: more outcomes for the value
+    head per hour.  0 (the tutorial): every move a full search, every position stored.
+    Below MCTS_SIMS; tournaments and play against people never use it."""
+    FULL_SEARCH_PROBABILITY: float = 0.25
+    """With FAST_SEARCH_SIMS > 0: the chance that a self-play move is a full, stored
+    search (KataGo's 0.25); in (0, 1]."""
     CPUCT: float = 1.0
     """Exploration constant of the PUCT selection rule."""
     EPSILON: float = 0.2
@@ -320,7 +332,7 @@ class Config:
         positive_ints = ["GUMBEL_SAMPLED_ACTIONS", "EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT", "LEAF_BATCH"]
-        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS",
+        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "FAST_SEARCH_SIMS", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS",
                              "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS", "REANALYSE_POSITIONS",
                              "PLAY_LEAF_BATCH"]
         for name in positive_ints + non_negative_ints:
@@ -336,6 +348,11 @@ class Config:
         if self.RANDOM_OPENING_MOVES > 20:
             raise ConfigError(f"RANDOM_OPENING_MOVES must be at most 20 (games of random moves teach nothing; "
                               f"a random game is often over by then), got {self.RANDOM_OPENING_MOVES}")
+        if self.FAST_SEARCH_SIMS >= self.MCTS_SIMS:
+            raise ConfigError(f"FAST_SEARCH_SIMS ({self.FAST_SEARCH_SIMS}) must be below MCTS_SIMS ({self.MCTS_SIMS}): "
+                              f"a fast search is the cheaper one (0 turns playout cap randomisation off)")
+        if not _is_finite_number(self.FULL_SEARCH_PROBABILITY) or not 0 < self.FULL_SEARCH_PROBABILITY <= 1:
+            raise ConfigError(f"FULL_SEARCH_PROBABILITY must lie in (0, 1], got {self.FULL_SEARCH_PROBABILITY!r}")
         for name in ["CPUCT", "EPSILON", "ALPHA", "REG_CONST", "LEARNING_RATE", "MOMENTUM",
                      "SCORING_THRESHOLD", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE", "VALUE_TARGET_Q_WEIGHT"]:
             value = getattr(self, name)

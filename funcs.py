@@ -100,8 +100,11 @@ class Episode:
             self._playRandomOpening()
         while not self.done:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
-            move = yield from self.player.actSteps(self.state, tau, self.noise)
-            self._playMove(*move)
+            fast = self._fastSearchSims()  # only an Agent's search takes a count of its own
+            search = (self.player.actSteps(self.state, tau, self.noise) if fast is None
+                      else self.player.actSteps(self.state, tau, self.noise, simulations=fast))
+            move = yield from search
+            self._playMove(*move, stored=fast is None)
         for player in self.players.values():
             if isinstance(player, Agent):  # the game's own copy (`_forGame`): its tree is read no more
                 player.releaseTree()
@@ -140,15 +143,30 @@ class Episode:
                                 oneHot(action, ACTION_SIZE), None, None)
             self._advance(action)
 
+    def _fastSearchSims(self) -> int | None:
+        """Self-play with playout cap randomisation (`Config.FAST_SEARCH_SIMS`): the
+        simulations of the next move's fast search, whose position is not stored, with
+        probability 1 - FULL_SEARCH_PROBABILITY (drawn from the mover's per-game
+        generator); None: a full search of MCTS_SIMS, stored.  Tournaments, and configs
+        with the option off, draw nothing (their games are unchanged)."""
+        player = self.player
+        if self.memory is None or not isinstance(player, Agent) or player.config.FAST_SEARCH_SIMS == 0:
+            return None
+        if player.rng.random() < player.config.FULL_SEARCH_PROBABILITY:
+            return None
+        return player.config.FAST_SEARCH_SIMS
+
     def __getstate__(self) -> dict:
         """A finished game travels from a Ray worker to the learner (workers.py)
         without its players and logger: they belong to the process that played it
         (networks, log files); the learner scores it with its own logger."""
         return {**self.__dict__, "players": {}, "logger": None}
 
-    def _playMove(self, action, pi, mcts_value, nn_value) -> None:
+    def _playMove(self, action, pi, mcts_value, nn_value, stored: bool = True) -> None:
+        """Play a searched move: its position goes to the game's memory (self-play,
+        unless `stored` is False: a fast search's) and the move to the game log."""
         state = self.state
-        if self.memory is not None:
+        if self.memory is not None and stored:
             self.memory.commit_stmemory(Game.identities, state, pi, mcts_value)
         if self.logger.isEnabledFor(_INFO):
             gamelog.logMove(self.logger, self.index + 1, self.names[state.playerTurn], state, action, pi,

@@ -74,9 +74,9 @@ def recordMoves(monkeypatch) -> dict[int, str]:
     moves: dict[int, str] = defaultdict(str)
     play_move = funcs.Episode._playMove
 
-    def recording(episode, action, *rest):
+    def recording(episode, action, *rest, **stored):
         moves[episode.index] += str(action % 7 + 1)
-        return play_move(episode, action, *rest)
+        return play_move(episode, action, *rest, **stored)
     monkeypatch.setattr(funcs.Episode, "_playMove", recording)
     return moves
 
@@ -192,6 +192,38 @@ def test_random_opening_moves_are_played_in_selfplay_only_and_never_stored(tiny_
     funcs.playMatches(makeAgent("one", tiny_model, cfg, 1, sims=4), makeAgent("two", tiny_model, cfg, 2, sims=4),
                       4, quietLogger(), 0)
     assert searched.count(0) == 4, "every tournament game begins with a searched move"
+
+
+def test_playout_cap_randomisation_stores_only_the_full_searches(tiny_model, tiny_cfg, monkeypatch):
+    """Self-play with FAST_SEARCH_SIMS=3, FULL_SEARCH_PROBABILITY=0.5: every searched move
+    is either a full search (MCTS_SIMS, its position stored) or a fast one of 3
+    simulations (played, not stored), about half each; the games still end, their
+    stored positions valued by the game's result.  A tournament with the same config
+    searches every move in full."""
+    cfg = tiny_cfg.replace(FAST_SEARCH_SIMS=3, FULL_SEARCH_PROBABILITY=0.5)
+    searches = []
+    act_steps = Agent.actSteps
+
+    def recorded(self, state, tau, noise=False, simulations=None):
+        searches.append((state.id, simulations))
+        return act_steps(self, state, tau, noise, simulations)
+
+    monkeypatch.setattr(Agent, "actSteps", recorded)
+    agent = makeAgent("self", tiny_model, cfg, sims=6)
+    _, memory, _, _ = funcs.playMatches(agent, agent, 8, quietLogger(), 2, Memory(10_000))
+    assert {simulations for _, simulations in searches} == {None, 3}
+    full = [state_id for state_id, simulations in searches if simulations is None]
+    fast = [state_id for state_id, simulations in searches if simulations == 3]
+    assert 0.25 < len(fast) / len(searches) < 0.75, (len(fast), len(searches))
+    stored = [row["state"].id for row in list(memory.ltmemory)[::2]]  # each position, then its mirror image
+    assert sorted(stored) == sorted(full)
+    for row in memory.ltmemory:
+        assert row["value"] in (-1, 0, 1)
+
+    searches.clear()
+    funcs.playMatches(makeAgent("one", tiny_model, cfg, 1, sims=6), makeAgent("two", tiny_model, cfg, 2, sims=6),
+                      2, quietLogger(), 0)
+    assert searches and all(simulations is None for _, simulations in searches)
 
 
 def test_tournament_batches_per_network_and_alternates_colours(tiny_cfg):

@@ -738,6 +738,19 @@ def test_batched_search_backs_up_every_simulation_and_evaluates_each_leaf_once(t
     assert action in state.allowedActions and pi.sum() == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("root_search", ["puct", "gumbel"])
+def test_a_move_searched_with_its_own_count_spends_exactly_that_many_simulations(tiny_model, tiny_cfg, root_search):
+    """actSteps(simulations=n), a fast self-play search (FAST_SEARCH_SIMS): n simulations
+    instead of the agent's own count, with either root search."""
+    agent = make_agent(tiny_model, tiny_cfg.replace(ROOT_SEARCH=root_search, GUMBEL_SAMPLED_ACTIONS=7), sims=40)
+    state = GameState.fromMoves("4435")
+    runSerially(agent.actSteps(state, 1, simulations=5), agent.evaluateStates)
+    assert root_visits(agent) == agent.root.N == 5
+    fresh = make_agent(tiny_model, agent.config, sims=40)
+    runSerially(fresh.actSteps(state, 1), fresh.evaluateStates)
+    assert root_visits(fresh) == 40
+
+
 def test_batched_search_takes_an_immediate_win_and_blocks_an_immediate_loss(tiny_model, tiny_cfg):
     cfg = tiny_cfg.replace(LEAF_BATCH=8)
     win = GameState.fromMoves("112233")

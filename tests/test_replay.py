@@ -120,9 +120,9 @@ def test_a_tournament_log_replays_every_game_with_its_own_moves(logging_to, tiny
     played: dict[int, str] = {}
     play_move = funcs.Episode._playMove
 
-    def recording(episode, action, *rest):
+    def recording(episode, action, *rest, **stored):
         played[episode.index] = played.get(episode.index, "") + str(columnOf(action) + 1)
-        return play_move(episode, action, *rest)
+        return play_move(episode, action, *rest, **stored)
     monkeypatch.setattr(funcs.Episode, "_playMove", recording)
     networks = [Residual_CNN.fromConfig(tiny_cfg, (2, 6, 7), 42) for _ in range(2)]
     best, current = (Agent(name, 84, 42, 8, 1.0, network, tiny_cfg, seed=i)
