@@ -92,6 +92,17 @@ def _default_loggers() -> dict[str, bool]:
     return {name: name not in ("memory", "mcts") for name in LOGGER_NAMES}
 
 
+_RANGES = {
+    "CPUCT": (lambda v: v > 0, "be positive"), "EPSILON": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
+    "ALPHA": (lambda v: v > 0, "be positive"), "REG_CONST": (lambda v: v >= 0, "not be negative"),
+    "LEARNING_RATE": (lambda v: v > 0, "be positive"), "MOMENTUM": (lambda v: 0 <= v < 1, "lie in [0, 1)"),
+    "SCORING_THRESHOLD": (lambda v: v > 0, "be positive"), "GUMBEL_C_VISIT": (lambda v: v >= 0, "not be negative"),
+    "GUMBEL_C_SCALE": (lambda v: v > 0, "be positive"),
+    "VALUE_TARGET_Q_WEIGHT": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
+    "FULL_SEARCH_PROBABILITY": (lambda v: 0 < v <= 1, "lie in (0, 1]")}
+"""The float settings' ranges: (test, the rule as `validate`'s message says it)."""
+
+
 @dataclass
 class Config:
     """All settings of a run.  Field names are the tutorial's where it has one.
@@ -118,17 +129,12 @@ class Config:
     fixed, openings.  Only the rules are used.  0 (the tutorial): every move is
     searched; at most 20.  Tournaments and play against people never use it."""
     FAST_SEARCH_SIMS: int = 0
-    """Playout cap randomisation (KataGo, Wu 2019): with FAST_SEARCH_SIMS > 0 each searched
-    self-play move is, with probability FULL_SEARCH_PROBABILITY, a full search
-    (MCTS_SIMS simulations) whose position is stored, and otherwise a fast search of
-    FAST_SEARCH_SIMS simulations whose move is played but whose position is not
-    stored.  The same self-play time then finishes more games, so the stored positions'
-    results come from more, and less correlated, games: more outcomes for the value
-    head per hour.  0 (the tutorial): every move a full search, every position stored.
-    Below MCTS_SIMS; tournaments and play against people never use it."""
+    """Playout cap randomisation (KataGo): > 0, a searched self-play move is a full search
+    (MCTS_SIMS, position stored) with probability FULL_SEARCH_PROBABILITY (in (0, 1]), else a
+    fast one of FAST_SEARCH_SIMS (played, not stored): more games' results per hour.  0 (the
+    tutorial): all full.  Below MCTS_SIMS; tournaments and play never use it."""
     FULL_SEARCH_PROBABILITY: float = 0.25
-    """With FAST_SEARCH_SIMS > 0: the chance that a self-play move is a full, stored
-    search (KataGo's 0.25); in (0, 1]."""
+    """With FAST_SEARCH_SIMS > 0: the chance of a full, stored search (KataGo's 0.25)."""
     CPUCT: float = 1.0
     """Exploration constant of the PUCT selection rule."""
     EPSILON: float = 0.2
@@ -332,9 +338,9 @@ class Config:
         positive_ints = ["GUMBEL_SAMPLED_ACTIONS", "EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
                          "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT", "LEAF_BATCH"]
-        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "FAST_SEARCH_SIMS", "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS",
-                             "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS", "REANALYSE_POSITIONS",
-                             "PLAY_LEAF_BATCH"]
+        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "FAST_SEARCH_SIMS", "EVAL_TURNS_UNTIL_TAU0",
+                             "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS",
+                             "REANALYSE_POSITIONS", "PLAY_LEAF_BATCH"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -351,33 +357,18 @@ class Config:
         if self.FAST_SEARCH_SIMS >= self.MCTS_SIMS:
             raise ConfigError(f"FAST_SEARCH_SIMS ({self.FAST_SEARCH_SIMS}) must be below MCTS_SIMS ({self.MCTS_SIMS}): "
                               f"a fast search is the cheaper one (0 turns playout cap randomisation off)")
-        if not _is_finite_number(self.FULL_SEARCH_PROBABILITY) or not 0 < self.FULL_SEARCH_PROBABILITY <= 1:
-            raise ConfigError(f"FULL_SEARCH_PROBABILITY must lie in (0, 1], got {self.FULL_SEARCH_PROBABILITY!r}")
-        for name in ["CPUCT", "EPSILON", "ALPHA", "REG_CONST", "LEARNING_RATE", "MOMENTUM",
-                     "SCORING_THRESHOLD", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE", "VALUE_TARGET_Q_WEIGHT"]:
+        for name, (inRange, rule) in _RANGES.items():
             value = getattr(self, name)
             if not _is_finite_number(value):
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
-        if self.CPUCT <= 0:
-            raise ConfigError(f"CPUCT must be positive, got {self.CPUCT}")
+            if not inRange(value):
+                raise ConfigError(f"{name} must {rule}, got {value}")
         if not _is_finite_number(self.PRIOR_TEMPERATURE) or self.PRIOR_TEMPERATURE <= 0:
             raise ConfigError(f"PRIOR_TEMPERATURE must be a positive finite number, got {self.PRIOR_TEMPERATURE!r}")
         for name, own in [("PLAY_CPUCT", "CPUCT"), ("PLAY_PRIOR_TEMPERATURE", "PRIOR_TEMPERATURE")]:
             value = getattr(self, name)
             if not _is_finite_number(value) or value < 0:
                 raise ConfigError(f"{name} must be a finite number, 0 ({own}) or positive, got {value!r}")
-        if not 0 <= self.EPSILON <= 1:
-            raise ConfigError(f"EPSILON must lie in [0, 1], got {self.EPSILON}")
-        if self.ALPHA <= 0:
-            raise ConfigError(f"ALPHA must be positive, got {self.ALPHA}")
-        if self.REG_CONST < 0:
-            raise ConfigError(f"REG_CONST must not be negative, got {self.REG_CONST}")
-        if self.LEARNING_RATE <= 0:
-            raise ConfigError(f"LEARNING_RATE must be positive, got {self.LEARNING_RATE}")
-        if not 0 <= self.MOMENTUM < 1:
-            raise ConfigError(f"MOMENTUM must lie in [0, 1), got {self.MOMENTUM}")
-        if self.SCORING_THRESHOLD <= 0:
-            raise ConfigError(f"SCORING_THRESHOLD must be positive, got {self.SCORING_THRESHOLD}")
         if self.EVAL_EPISODES % 2:
             raise ConfigError(f"EVAL_EPISODES must be even, so that each network starts half of the "
                               f"tournament games, got {self.EVAL_EPISODES}")
@@ -394,12 +385,6 @@ class Config:
         if self.PLAY_ROOT_SEARCH not in ("", "puct", "gumbel"):
             raise ConfigError(f"PLAY_ROOT_SEARCH must be '' (ROOT_SEARCH), 'puct' or 'gumbel', "
                               f"got {self.PLAY_ROOT_SEARCH!r}")
-        if self.GUMBEL_C_VISIT < 0:
-            raise ConfigError(f"GUMBEL_C_VISIT must not be negative, got {self.GUMBEL_C_VISIT}")
-        if self.GUMBEL_C_SCALE <= 0:
-            raise ConfigError(f"GUMBEL_C_SCALE must be positive, got {self.GUMBEL_C_SCALE}")
-        if not 0 <= self.VALUE_TARGET_Q_WEIGHT <= 1:
-            raise ConfigError(f"VALUE_TARGET_Q_WEIGHT must lie in [0, 1], got {self.VALUE_TARGET_Q_WEIGHT}")
         if self.VALUE_HEAD not in VALUE_HEADS:
             raise ConfigError(f"VALUE_HEAD must be one of {VALUE_HEADS}, got {self.VALUE_HEAD!r}")
         if self.TRAINING_PRECISION not in TRAINING_PRECISIONS:
