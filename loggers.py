@@ -54,11 +54,45 @@ def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
         logger.disabled = not enabled
         logger.setLevel(logging.INFO if enabled else logging.CRITICAL + 1)
         if enabled:
-            handler = RotatingFileHandler(storage.log_path(run_folder, name), maxBytes=fileCap(cfg),
-                                          backupCount=cfg.LOG_BACKUP_COUNT, encoding="utf-8")
+            handler = SizedRotatingFileHandler(storage.log_path(run_folder, name), maxBytes=fileCap(cfg),
+                                               backupCount=cfg.LOG_BACKUP_COUNT, encoding="utf-8")
             handler.setFormatter(formatter)
             logger.addHandler(handler)
     return dict(_LOGGERS)
+
+
+class SizedRotatingFileHandler(RotatingFileHandler):
+    """A `RotatingFileHandler` that counts the bytes it writes instead of asking the
+    file: the standard one decides each rotation by checking the path twice, seeking
+    to the file's end and formatting the record a second time, which costs as much as
+    writing it, and the game logs write some 35,000 records a strong-preset iteration.
+    It rotates before the same records (the size reached plus the record's length at
+    or over maxBytes) and writes the same lines, as long as nothing else writes
+    to the file while it is open."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.size: int | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record) + self.terminator
+            if self.stream is None:
+                self.stream = self._open()
+            if self.size is None:
+                self.size = self.stream.seek(0, os.SEEK_END)
+            if self.maxBytes > 0 and self.size + len(line) >= self.maxBytes:
+                self.doRollover()
+                if self.stream is None:
+                    self.stream = self._open()
+                self.size = self.stream.seek(0, os.SEEK_END)
+            self.stream.write(line)
+            self.flush()
+            self.size += len(line.encode(self.stream.encoding))
+        except RecursionError:
+            raise
+        except Exception:
+            self.handleError(record)
 
 
 def fileCap(cfg) -> int:

@@ -6,6 +6,7 @@ import io
 import json
 import time
 import logging
+import logging.handlers
 import shutil
 from collections import defaultdict
 
@@ -472,6 +473,32 @@ def test_loggers_are_replaced_not_piled_up_and_capped(tmp_path, tiny_cfg):
     # a record may overshoot the rotation size by its own length
     assert sum(f.stat().st_size for f in files) <= 60_000 + 2 * 1_000
     loggers.disable_all()
+
+
+def writtenLogs(folder, handlerClass, records) -> dict[str, bytes]:
+    """The files a rotating handler of `handlerClass` leaves after `records`, written
+    to a log that already held 230 bytes."""
+    folder.mkdir()
+    (folder / "x.log").write_text("an earlier line\n" * 10 + "é" * 35 + "\n", encoding="utf-8")
+    logger = logging.getLogger(f"test.rotation.{folder.name}")
+    logger.propagate, logger.level = False, logging.INFO
+    handler = handlerClass(folder / "x.log", maxBytes=500, backupCount=2, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    for record in records:
+        logger.info(record)
+    logger.removeHandler(handler)
+    handler.close()
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def test_the_logs_rotate_before_the_same_records_as_the_standard_handler(tmp_path):
+    records = [("é" if i % 7 == 0 else "-") * (i * 13 % 90) + f" record {i}" for i in range(200)]
+    standard = writtenLogs(tmp_path / "standard", logging.handlers.RotatingFileHandler, records)
+    sized = writtenLogs(tmp_path / "sized", loggers.SizedRotatingFileHandler, records)
+    assert set(standard) == {"x.log", "x.log.1", "x.log.2"}
+    assert sized == standard
+    assert b"record 199" in sized["x.log"] and b"record 0\n" not in b"".join(sized.values())
 
 
 def test_retraining_follows_the_learning_rate_schedule_and_records_the_rate(tmp_path, tiny_cfg):
