@@ -58,6 +58,8 @@ RESIGNS = LineFormat("game {game}: {player} resigns", game=_GAME, player=_NAME)
 _CELL = "[" + re.escape("".join(GameState.pieces.values())) + "]"
 BOARD_ROW = re.compile(f"{_CELL}( {_CELL}){{{COLUMNS - 1}}}")
 """A row of the board as `GameState.render` writes it (before each move)."""
+BOARD_END = "-------------"
+"""The line under a board (`GameState.render` writes the same)."""
 DRAW = "nobody (draw)"
 """The winner named in the RESULT line of a drawn game."""
 
@@ -88,17 +90,27 @@ def logStart(logger: logging.Logger, game: int, names: dict) -> None:
     logger.info(START.line(game=game, first=names[1], second=names[-1]))
 
 
+def moveLines(game: int, player: str, state: GameState, action: int, pi, search_value: float | None,
+              network_value: float | None) -> list[str]:
+    """The lines of a move of game `game`: the board before it, the search's policy
+    `pi` (over the 42 actions), the values (agents only; for the player to move) and
+    the column."""
+    piece = playerPiece(state.playerTurn)
+    lines = state.text().split("\n") + [BOARD_END, TO_MOVE.line(game=game, player=player, piece=piece,
+                                                                 policy="search policy",
+                                                                 shares=sharesText(columnShares(state, pi)))]
+    if search_value is not None:
+        lines.append(VALUES.line(game=game, piece=piece, search=search_value, network=network_value))
+    lines.append(ACTION.line(game=game, column=columnOf(action) + 1))
+    return lines
+
+
 def logMove(logger: logging.Logger, game: int, player: str, state: GameState, action: int, pi,
             search_value: float | None, network_value: float | None) -> None:
-    """A move of game `game`: the board before it, the search's policy `pi` (over the
-    42 actions), the values (agents only; for the player to move) and the column."""
-    piece = playerPiece(state.playerTurn)
-    state.render(logger)
-    logger.info(TO_MOVE.line(game=game, player=player, piece=piece, policy="search policy",
-                             shares=sharesText(columnShares(state, pi))))
-    if search_value is not None:
-        logger.info(VALUES.line(game=game, piece=piece, search=search_value, network=network_value))
-    logger.info(ACTION.line(game=game, column=columnOf(action) + 1))
+    """Log a move (`moveLines`) as one record of many lines, which the run's logs write
+    as lines of their own (`loggers.LineFormatter`): a strong-preset iteration logs
+    some 4,100 moves, and a record costs about what a line of it would."""
+    logger.info("\n".join(moveLines(game, player, state, action, pi, search_value, network_value)))
 
 
 def logResign(logger: logging.Logger, game: int, player: str) -> None:

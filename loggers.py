@@ -46,7 +46,7 @@ def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
     """Point the five loggers at `run_folder`/logs, enabled per cfg.LOGGERS."""
     folder = storage.logs_folder(run_folder)
     folder.mkdir(parents=True, exist_ok=True)
-    formatter = logging.Formatter(LINE_FORMAT)
+    formatter = LineFormatter(LINE_FORMAT)
     for name, logger in _LOGGERS.items():
         close_handlers(logger)
         logger.propagate = False
@@ -59,6 +59,22 @@ def setup_loggers(run_folder, cfg) -> dict[str, logging.Logger]:
             handler.setFormatter(formatter)
             logger.addHandler(handler)
     return dict(_LOGGERS)
+
+
+class LineFormatter(logging.Formatter):
+    """LINE_FORMAT for messages of several lines: each line gets the time and level, so
+    a record of many lines (a logged move: the board and what the search said) reads
+    in the file as the lines of as many one-line records.  The format must end with
+    the message."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        message = record.message
+        if "\n" not in message:
+            return super().formatMessage(record)
+        record.message = ""
+        prefix = super().formatMessage(record)
+        record.message = message
+        return "\n".join(prefix + line for line in message.split("\n"))
 
 
 class SizedRotatingFileHandler(RotatingFileHandler):
