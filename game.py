@@ -42,6 +42,8 @@ _CELL_VALUE = np.array([1 << int(b) for b in _BIT_OF_CELL], dtype=np.int64)
 _FULL_BOARD = sum(((1 << ROWS) - 1) << (7 * c) for c in range(COLUMNS))
 MIRRORED_CELL = np.array([(i // COLUMNS) * COLUMNS + COLUMNS - 1 - i % COLUMNS for i in range(CELLS)])
 """The cell each cell becomes under the left-right reflection (its own inverse)."""
+BOARD_END = "-------------"
+"""The line under a board in the logs (`GameState.render`, `gamelog.moveLines`)."""
 
 
 Bitboards = tuple[int, int, tuple[int, ...], bool]
@@ -300,11 +302,11 @@ class GameState:
         return "\n".join(rows + ["1 2 3 4 5 6 7"])
 
     def render(self, logger) -> None:
-        """Write the board to `logger` (nothing is formatted when it is disabled)."""
+        """Write the board and BOARD_END to `logger` as one record of many lines (the
+        run's logs give each line its time and level); nothing is formatted when the
+        logger is disabled."""
         if logger.isEnabledFor(logging.INFO):
-            for line in self.text().splitlines():
-                logger.info(line)
-            logger.info("-------------")
+            logger.info(self.text() + "\n" + BOARD_END)
 
     def __repr__(self) -> str:
         return f"GameState(playerTurn={self.playerTurn}, stones={self.stones})\n{self.text()}"

@@ -17,7 +17,7 @@ import logging
 import re
 import string
 
-from game import COLUMNS, GameState, columnOf, playerPiece
+from game import BOARD_END, COLUMNS, GameState, columnOf, playerPiece
 
 
 class LineFormat:
@@ -58,8 +58,6 @@ RESIGNS = LineFormat("game {game}: {player} resigns", game=_GAME, player=_NAME)
 _CELL = "[" + re.escape("".join(GameState.pieces.values())) + "]"
 BOARD_ROW = re.compile(f"{_CELL}( {_CELL}){{{COLUMNS - 1}}}")
 """A row of the board as `GameState.render` writes it (before each move)."""
-BOARD_END = "-------------"
-"""The line under a board (`GameState.render` writes the same)."""
 DRAW = "nobody (draw)"
 """The winner named in the RESULT line of a drawn game."""
 
