@@ -81,8 +81,8 @@ class SizedRotatingFileHandler(RotatingFileHandler):
     """A `RotatingFileHandler` that counts the bytes it writes instead of asking the
     file: the standard one decides each rotation by checking the path twice, seeking
     to the file's end and formatting the record a second time, which costs as much as
-    writing it, and the game logs write some 35,000 records a strong-preset iteration.
-    It rotates before the same records (the size reached plus the record's length at
+    writing it, and the game logs write a record for each of some 4,100 moves a
+    strong-preset iteration.  It rotates before the same records (the size reached plus the record's length at
     or over maxBytes) and writes the same lines, as long as nothing else writes
     to the file while it is open."""
 
