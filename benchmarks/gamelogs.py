@@ -32,8 +32,7 @@ import numpy as np  # noqa: E402
 import gamelog  # noqa: E402
 import loggers  # noqa: E402
 from config import STRONG  # noqa: E402
-from game import Game, GameState  # noqa: E402
-
+from game import ACTION_SIZE, Game, GameState  # noqa: E402
 
 
 def tutorialWay(logger: logging.Logger, *move) -> None:
@@ -56,7 +55,7 @@ def randomMoves(count: int, seed: int = 0) -> list[tuple[GameState, int, np.ndar
         state, done = Game().gameState, False
         while not done and len(moves) < count:
             action = int(rng.choice(state.allowedActions))
-            pi = np.zeros(42, np.float32)
+            pi = np.zeros(ACTION_SIZE, np.float32)
             pi[state.allowedActions] = rng.dirichlet(np.ones(len(state.allowedActions)))
             moves.append((state, action, pi))
             state, _, done = state.takeAction(action)
