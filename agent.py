@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from config import DEFAULT, Config
 from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, columnOf, playerPiece
-from memory import mergedRows
+from memory import MergedRows
 from model import mirrorAveraged, withMirrorImages
 from MCTS import MCTS, Node, completedQ, fewerCollections, halvingVisits, improvedPolicy, legalPriors, sigma
 
@@ -530,7 +530,7 @@ class Agent:
         positions sampled without replacement.  Returns the last loop's losses.
         `progress`: the label of a progress bar over the loops (None: no bar)."""
         cfg = self.config
-        memory = mergedRows(ltmemory) if cfg.MERGE_DUPLICATES else list(ltmemory)
+        memory = MergedRows(ltmemory) if cfg.MERGE_DUPLICATES else list(ltmemory)
         loops = range(cfg.TRAINING_LOOPS)
         if progress is not None:
             loops = tqdm(loops, desc=progress, leave=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import zipfile
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -118,24 +119,44 @@ def outcomeDistribution(values) -> np.ndarray:
     return np.stack([np.maximum(values, 0.0), 1.0 - np.abs(values), np.maximum(-values, 0.0)], axis=-1)
 
 
-def mergedRows(rows) -> list[dict]:
+class MergedRows(Sequence):
     """One row per distinct position of `rows` (first occurrence order), its search
     policy, z and q each the mean over that position's rows; a merged row also keeps
     `z_wdl`, the share of its games won, drawn and lost (a WDL head's target: a mean z
-    of 0 may be all draws or half wins and half losses)."""
-    groups: dict[int, list[dict]] = {}
-    for row in rows:
-        groups.setdefault(row["id"], []).append(row)
-    merged = []
-    for group in groups.values():
+    of 0 may be all draws or half wins and half losses).
+
+    Rows are grouped at once, but a position's means are taken only when its row is
+    first read: retraining reads the few thousand rows it samples of tens of
+    thousands, and averaging every repeated position of a full memory cost most of the
+    merge (docs/performance.md)."""
+
+    def __init__(self, rows):
+        groups: dict[int, list[dict]] = {}
+        for row in rows:
+            groups.setdefault(row["id"], []).append(row)
+        self._groups = list(groups.values())
+        self._merged: dict[int, dict] = {}
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    def __getitem__(self, index: int) -> dict:
+        group = self._groups[index]
         if len(group) == 1:
-            merged.append(group[0])
-            continue
-        values = [row["value"] for row in group]
-        merged.append({**group[0], "AV": np.mean([row["AV"] for row in group], axis=0),
-                       "value": float(np.mean(values)), "z_wdl": outcomeDistribution(values).mean(axis=0),
-                       "q": float(np.mean([row["q"] for row in group]))})
-    return merged
+            return group[0]
+        merged = self._merged.get(index)
+        if merged is None:
+            values = [row["value"] for row in group]
+            merged = {**group[0], "AV": np.mean([row["AV"] for row in group], axis=0),
+                      "value": float(np.mean(values)), "z_wdl": outcomeDistribution(values).mean(axis=0),
+                      "q": float(np.mean([row["q"] for row in group]))}
+            self._merged[index] = merged
+        return merged
+
+
+def mergedRows(rows) -> list[dict]:
+    """`MergedRows(rows)` as a list, every position's means taken."""
+    return list(MergedRows(rows))
 
 
 def _save_npz(tmp, arrays) -> None:

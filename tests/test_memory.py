@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from game import Game, GameState
-from memory import Memory, mergedRows
+from memory import Memory, MergedRows, mergedRows
 from storage import RunFileError
 
 X_WINS = "4455667"  # X (player 1) builds 4-5-6-7 on the bottom row and wins on move 7
@@ -265,3 +265,19 @@ def test_merging_duplicates_keeps_one_row_per_position_with_averaged_targets():
     assert sorted(int(np.flatnonzero(row["AV"])[0]) for row in after_one) == [31, 31, 37, 39]
     [merged_after_one] = [row for row in merged if row["id"] == GameState.fromMoves("4").id]
     np.testing.assert_allclose(merged_after_one["AV"][[31, 37, 39]], [0.5, 0.25, 0.25])
+
+
+def test_merged_rows_read_in_any_order_are_those_merged_at_once():
+    memory = Memory(1000)
+    for moves in ("4444", "4343", "4433", "4343"):
+        game = Memory(1000)
+        game.setResult(_play(moves, game), 1.0)
+        memory.commitGame(game)
+    rows = list(memory.ltmemory)
+    eager, lazy = mergedRows(rows), MergedRows(rows)
+    assert len(lazy) == len(eager) < len(rows)
+    for i in np.random.default_rng(0).permutation(len(lazy)):
+        assert lazy[i].keys() == eager[i].keys()
+        for key, value in eager[i].items():
+            np.testing.assert_array_equal(lazy[i][key], value)
+        assert lazy[i] is lazy[i]  # a merged position is averaged once
