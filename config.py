@@ -555,8 +555,8 @@ STRONG = DEFAULT.replace(
     BATCH_SIZE=2048, FIT_BATCH_SIZE=128, TRAINING_LOOPS=4, LEARNING_RATE=0.02,
     LEARNING_RATE_SCHEDULE=[[150, 0.002], [1400, 0.0005]],
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
-    EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=4800, PLAY_ROOT_SEARCH="puct",
-    PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=8, TENSORBOARD=True, RUN_FOLDER="run_archive/connect4/run0002")
+    EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=8000, PLAY_ROOT_SEARCH="puct",
+    PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=16, TENSORBOARD=True, RUN_FOLDER="run_archive/connect4/run0002")
 """The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
 `cfg = config.STRONG` in the notebook).  What it changes, and why:
 - Gumbel AlphaZero root search with 32 simulations: it improves the policy with few
@@ -576,12 +576,12 @@ STRONG = DEFAULT.replace(
   and fourfold at iteration 1400 (about 10.8 hours in, after the run's own benchmark
   set had stayed flat for some 200 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
-- Against people it searches 4,800 simulations (PLAY_SIMS) with PUCT at the root
-  (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 8 leaves
+- Against people it searches 8,000 simulations (PLAY_SIMS) with PUCT at the root
+  (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 16 leaves
   per network call (PLAY_LEAF_BATCH): in whole games against the solver PUCT held more
   drawn starts than Gumbel's root search with the same network and simulations, CPUCT 2
-  more than 1, and 4,800 simulations kept more won and drawn starts than 2,400; 8 leaves
-  a call bring a move of 4,800 to about 0.5 s on a 2-core CPU (docs/strength.md).
+  more than 1, and 8,000 simulations kept more won and drawn starts than 4,800; 16 leaves
+  a call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md).
 - Its iterations' scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours.
 - It trains the project's shipped run in place: run_archive/connect4/run0002, the
   tutorial's archive format, which `initialise.py` and the play cells start from."""
