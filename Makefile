@@ -59,11 +59,13 @@ notebook: $(VENV)/.installed
 export: $(VENV)/.installed
 	$(PY) -m export
 
-# Stage the shipped run's resumable state, its whole-game records and the versions they measure
-# (runs.shippedFiles) in place of what git held of it; then `git commit`. Pause its training first:
-# a finishing iteration would change the files.
+# Stage a committed run's resumable state, its whole-game records and the versions they measure
+# (runs.shippedFiles) in place of what git held of it; then `git commit`. RUN: the run folder
+# (default the shipped run; a branch trained for several sittings, e.g. RUN=run_archive/connect4/run0003).
+# Pause training first: a finishing iteration would change the files.
+RUN ?= $(SHIPPED_RUN)
 ship-run: $(VENV)/.installed
-	@if pgrep -f "[f]uncs --preset strong" >/dev/null; then echo "the strong run is training: stop it first"; exit 1; fi
-	git rm -r -q --cached --ignore-unmatch $(SHIPPED_RUN)
-	git add -f $$($(PY) -c "import runs; print(*runs.shippedFiles('$(SHIPPED_RUN)'))")
-	git status --short $(SHIPPED_RUN)
+	@if pgrep -f "[f]uncs .*(--preset strong|--run-folder)" >/dev/null; then echo "a run is training: stop it first"; exit 1; fi
+	git rm -r -q --cached --ignore-unmatch $(RUN)
+	git add -f $$($(PY) -c "import runs; print(*runs.shippedFiles('$(RUN)'))")
+	git status --short $(RUN)
