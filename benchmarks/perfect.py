@@ -4,6 +4,7 @@ Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--version N] [--sims S] [--won W] [--drawn D] [--max-moves M]
                      [--seed K] [--own-search] [--set NAME=VALUE ...] [--out FILE]
                      [--no-classify])
+       .venv/bin/python benchmarks/perfect.py --classify RECORD [--run-folder F] [--out FILE]
 
 From seeded random openings of 0 to M moves (the rules only; Pons' sets are never read),
 the agent people play (the run's PLAY_SIMS and other PLAY_ search settings, by default;
@@ -25,7 +26,9 @@ a lever at play time that needs no training. A record of settings other than the
 own (the play settings' or --set's) is named after them (versionNNNN-simsS-root_search-
 puct.json), never replaces the version's own, and stays out of the learning curve, which
 compares versions at the run's own search (`--own-search` scores that where the run
-plays people with another). """
+plays people with another). `--classify RECORD` runs the deeper searches of a record
+written with --no-classify afterwards (the same version, simulations and settings), so a
+long benchmark can be classified once its games are in. """
 
 from __future__ import annotations
 
@@ -46,28 +49,52 @@ from config import SEARCH_SETTINGS, STRONG, ConfigError, playSearch, searchChang
 from game import Game  # noqa: E402
 
 
+def _agent(folder: Path, version: int, sims: int, search: dict | None):
+    """`version` of the run in `folder` as the benchmark's agent: `sims` simulations per
+    move, the play-time search settings `search` (NAME: value; None: the run's own)."""
+    cfg = runs.runConfig(folder)
+    keras.utils.set_random_seed(cfg.SEED)
+    agent = runs.versionPlayer("agent", Game(), cfg, folder, version, mcts_simulations=sims, search=search)
+    agent.logger = None
+    return agent
+
+
+def _deeper(agent, sims: int, seed: int) -> evaluation.Chooser:
+    """The deeper search that classifies a mistake: the same network and search settings,
+    DEEPER_SEARCH times the simulations."""
+    return evaluation.agentChooser(agent.model, agent.config, evaluation.DEEPER_SEARCH * sims, seed)
+
+
 def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, max_moves: int, seed: int,
                  classify: bool = True, progress: bool = True, search: dict | None = None) -> dict:
     """The whole-game record (`evaluation.wholeGameRecord`) of `version` of the run in
     `folder`, its agent searching `sims` simulations per move, with the play-time
     search settings `search` (NAME: value; None: the run's own)."""
-    cfg = runs.runConfig(folder)
-    keras.utils.set_random_seed(cfg.SEED)
-    agent = runs.versionPlayer("agent", Game(), cfg, folder, version, mcts_simulations=sims, search=search)
-    agent.logger = None
+    agent = _agent(folder, version, sims, search)
     start = time.perf_counter()
     starts = evaluation.gameStarts(won, drawn, max_moves, seed)
     games = evaluation.playAgainstSolver(lambda i: agent.forGame(seed + i), starts, seed,
                                          progress="whole games" if progress else None)
     played = time.perf_counter() - start
     if classify:
-        deeper = evaluation.agentChooser(agent.model, agent.config, evaluation.DEEPER_SEARCH * sims, seed)
-        games = evaluation.classifyMistakes(games, deeper)
+        games = evaluation.classifyMistakes(games, _deeper(agent, sims, seed))
     about = {"run_folder": str(folder), "version": version, "sims": sims, "search": dict(search or {}),
              "won_starts": won, "drawn_starts": drawn, "max_opening_moves": max_moves, "seed": seed,
              "seconds": round(time.perf_counter() - start, 1), "seconds_playing": round(played, 1),
              "agent_moves": sum(game.playerMoves for game in games)}
     return evaluation.wholeGameRecord(games, about)
+
+
+def classifyRecord(folder: Path, record: dict) -> dict:
+    """`record` (written by `scoreVersion`, e.g. with --no-classify) with every mistake's
+    cause set by the deeper searches `scoreVersion` would have run: its version of the
+    run in `folder`, its simulations and search settings, its seed.  The games are
+    not played again."""
+    agent = _agent(folder, record["version"], record["sims"], record["search"] or None)
+    deeper = _deeper(agent, record["sims"], record["seed"])
+    games = evaluation.classifyMistakes(evaluation.readWholeGames(record), deeper)
+    return evaluation.wholeGameRecord(games, {key: value for key, value in record.items()
+                                              if key not in ("summary", "games")})
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -93,7 +120,12 @@ def main(argv: list[str] | None = None) -> dict:
                              "followed by the search settings that differ from the run's own)")
     parser.add_argument("--no-classify", action="store_true",
                         help="skip the deeper searches that tell too little search from the network's errors")
+    parser.add_argument("--classify", type=Path, default=None, metavar="RECORD",
+                        help="classify the mistakes of RECORD (a record of --run-folder written with "
+                             "--no-classify) in place, or into --out; no games are played")
     args = parser.parse_args(argv)
+    if args.classify is not None:
+        return classifyMain(args, parser)
     if args.sims is not None and args.sims < 1:
         parser.error("--sims must be at least 1")
     if args.won < 0 or args.drawn < 0 or args.won + args.drawn == 0:
@@ -119,6 +151,28 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"{record['agent_moves']} agent moves in {record['seconds_playing']:.0f} s "
           f"({record['seconds_playing'] / max(1, record['agent_moves']):.2f} s per move, all games in lockstep); "
           f"record: {out}")
+    return record
+
+
+def classifyMain(args, parser: argparse.ArgumentParser) -> dict:
+    """--classify: the record's mistakes classified, written back (or to --out)."""
+    way_out = "give a record written by benchmarks/perfect.py"
+    try:
+        record = storage.read_json(args.classify, "whole-game record", way_out)
+        missing = [key for key in ("version", "sims", "search", "seed", "games") if key not in record] \
+            if isinstance(record, dict) else ["a JSON object"]
+        if missing:
+            raise storage.RunFileError(f"{args.classify} is not a whole-game record (no {', '.join(missing)}): "
+                                       f"{way_out}")
+        print(f"Classifying the mistakes of {args.classify}: version {record['version']} of {args.run_folder}, "
+              f"deeper searches of {evaluation.DEEPER_SEARCH * record['sims']} simulations")
+        record = classifyRecord(args.run_folder, record)
+    except (ConfigError, ValueError, storage.RunFileError) as exc:
+        parser.error(str(exc))
+    out = args.out or args.classify
+    storage.write_json(out, record)
+    print(evaluation.wholeGameText(record["summary"]))
+    print(f"record: {out}")
     return record
 
 

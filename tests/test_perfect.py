@@ -158,6 +158,31 @@ def test_benchmark_script_writes_its_record(run_folder, tmp_path, capsys):
     assert "kept" in capsys.readouterr().out
 
 
+def test_a_record_played_without_classifying_is_classified_afterwards_as_in_one_go(run_folder, tmp_path, capsys):
+    args = ["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4"]
+    later, at_once = tmp_path / "later.json", tmp_path / "at_once.json"
+    unclassified = perfect.main([*args, "--no-classify", "--out", str(later)])
+    mistakes = [m for game in unclassified["games"] for m in game["mistakes"]]
+    assert mistakes and all(m["cause"] is None for m in mistakes)
+    classified = perfect.main(["--run-folder", str(run_folder), "--classify", str(later)])
+    assert json.loads(later.read_text()) == json.loads(json.dumps(classified))
+    whole = perfect.main([*args, "--out", str(at_once)])
+    def untimed(record: dict) -> dict:
+        return {key: value for key, value in record.items() if key not in ("seconds", "seconds_playing")}
+    assert untimed(classified) == untimed(whole)
+    assert all(m["cause"] in ("search", "prior", "value") for game in classified["games"] for m in game["mistakes"])
+    assert "Classifying the mistakes" in capsys.readouterr().out
+
+
+def test_classifying_refuses_a_file_that_is_not_a_record(run_folder, tmp_path, capsys):
+    wrong = tmp_path / "metrics.json"
+    wrong.write_text(json.dumps({"iteration": 3}))
+    with pytest.raises(SystemExit):
+        perfect.main(["--run-folder", str(run_folder), "--classify", str(wrong)])
+    assert "is not a whole-game record (no version, sims, search, seed, games)" in capsys.readouterr().err
+    assert json.loads(wrong.read_text()) == {"iteration": 3}
+
+
 @pytest.mark.parametrize("args, message", [(["--sims", "0"], "--sims"), (["--won", "0", "--drawn", "0"], "--won"),
                                            (["--max-moves", "21"], "--max-moves"), (["--version", "9"], "version 9")])
 def test_benchmark_script_refuses_bad_arguments(run_folder, args, message, capsys):
