@@ -84,13 +84,20 @@ def _outcomes(scores: dict[int, int]) -> dict[int, int]:
     return {action: outcomeClass(score) for action, score in scores.items()}
 
 
+def keepingActions(state: GameState) -> frozenset[int]:
+    """The legal actions that keep the best result (win / draw / loss) the player to
+    move can reach: every other action is a mistake."""
+    outcomes = _outcomes(solverScores(state))
+    best = max(outcomes.values())
+    return frozenset(action for action, outcome in outcomes.items() if outcome == best)
+
+
 def isMistake(state: GameState, action: int) -> bool:
     """True when playing `action` gives the player to move a worse result (win / draw /
     loss) than their best move would."""
-    outcomes = _outcomes(solverScores(state))
-    if action not in outcomes:
-        raise ValueError(f"action {action} is not legal here (legal: {sorted(outcomes)})")
-    return outcomes[action] < max(outcomes.values())
+    if action not in state.allowedActions:
+        raise ValueError(f"action {action} is not legal here (legal: {sorted(state.allowedActions)})")
+    return action not in keepingActions(state)
 
 
 @dataclass(frozen=True)

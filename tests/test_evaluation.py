@@ -71,6 +71,7 @@ def test_only_the_single_winning_column_is_not_a_mistake():
     state = GameState.fromMoves(moves)
     outcomes = {a % 7 + 1: evaluation.outcomeClass(s) for a, s in evaluation.solverScores(state).items()}
     assert outcomes == {4: 1, 1: -1, 2: -1, 3: -1, 5: -1, 6: -1, 7: -1}
+    assert evaluation.keepingActions(state) == {action(moves, 4)}
     assert not evaluation.isMistake(state, action(moves, 4))
     assert all(evaluation.isMistake(state, action(moves, c)) for c in (1, 2, 3, 5, 6, 7))
     assert evaluation.mistakeRate([state], constantChooser(4)) == evaluation.MistakeRate(0, 1)
@@ -81,6 +82,7 @@ def test_when_every_column_loses_no_move_is_a_mistake():
     moves = "44556"  # O to move against X's open three 4-5-6 in the bottom row: lost whatever O plays
     state = GameState.fromMoves(moves)
     assert all(score < 0 for score in evaluation.solverScores(state).values())
+    assert evaluation.keepingActions(state) == set(state.allowedActions)
     for column in range(1, 8):
         assert evaluation.mistakeRate([state], constantChooser(column)).mistakes == 0
 

@@ -13,23 +13,7 @@ import storage
 from benchmarks import smallnet
 from loss import POLICY_NOT_LEGAL
 from game import GameState
-from memory import Memory
-from tests.helpers import randomPositions
-
-
-def withMemory(folder, positions: int = 120):
-    """The run folder given a memory snapshot at iteration 4: random positions, a
-    uniform search policy over their legal moves, results and search values alternating."""
-    memory = Memory(256)
-    for i, state in enumerate(randomPositions(positions, seed=3)):
-        av = np.zeros(42, dtype=np.float32)
-        av[state.allowedActions] = 1 / len(state.allowedActions)
-        memory.ltmemory.append({"board": state.board, "state": state, "id": state.id, "AV": av,
-                                "playerTurn": state.playerTurn, "value": float(i % 3 - 1), "q": 0.25})
-    memory.save(storage.memory_path(folder, 4))
-    storage.write_json(storage.checkpoint_path(folder), {"iteration": 4, "best_player_version": 3,
-                                                         "memory_iteration": 4})
-    return folder
+from tests.helpers import randomPositions, withMemory
 
 
 def test_teacher_policy_is_a_softmax_over_legal_moves_only():

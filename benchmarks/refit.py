@@ -1,0 +1,210 @@
+"""More fitting on the data a run already has: does its network get better?
+
+Run: .venv/bin/python benchmarks/refit.py [--run-folder F] [--version V] [--memory FILE ...]
+                                          [--replays 15,30] [--sets L1_R3 ...] [--limit L]
+                                          [--targets N] [--out FILE]
+
+Two training levers act only on the learner: more gradient steps on the same self-play
+data, and a longer memory window (older positions kept).  Neither needs new self-play
+to screen: version V of run F (default its best) is retrained further with the run's
+own learner (`Agent.replay`: TRAINING_LOOPS fits of BATCH_SIZE positions each, the
+learning rate of the run's current iteration) on the run's latest memory snapshot, or
+on the rows of every `--memory` file together (older snapshots, e.g. `git show
+REV:run_archive/connect4/run0002/memory/memory2708.npz > old.npz`: a window several
+times the run's).  Before and after each count of replays (cumulative), the raw
+network on Pons' sets (L positions each): its policy's mistakes (the highest legal
+logit, as `make pons` counts them) and its value's mean distance from the position's
+true result (+1 / 0 / -1 for the player to move).  If the figures do not move while the
+training loss falls, the network is not short of fitting on that data; what it lacks
+is other data.  `--targets N` first checks that data: the value targets the run trains
+on (`loss.valueTargets`) against the solver's result for N positions of the memory
+drawn per stage.  Pons' sets and the solver measure only.  About 7 s per replay of the
+strong preset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.append(str(Path(__file__).resolve().parent))
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+import cli  # noqa: E402
+import evaluation  # noqa: E402
+import runs  # noqa: E402
+import storage  # noqa: E402
+from agent import Agent  # noqa: E402
+from config import STRONG  # noqa: E402
+from game import GameState  # noqa: E402
+from loss import valueTargets  # noqa: E402
+from memory import Memory  # noqa: E402
+from pons import PONS_FOLDER, setName  # noqa: E402
+
+DEFAULT_SETS = ["Test_L2_R2", "Test_L1_R2", "Test_L1_R3"]
+
+
+class PonsTruth:
+    """A Pons set with what the solver says of each position: the actions that keep
+    its result, and that result (+1 / 0 / -1 for the player to move)."""
+
+    def __init__(self, name: str, folder: Path, limit: int):
+        self.name = name
+        pairs = evaluation.loadPonsSet(folder / name, limit)
+        self.states: list[GameState] = [state for state, _ in pairs]
+        self.keeping = [evaluation.keepingActions(state) for state in self.states]
+        self.results = np.array([evaluation.outcomeClass(score) for _, score in pairs], dtype=np.float64)
+
+
+def networkFigures(model, truth: PonsTruth) -> dict:
+    """The raw network on one set: `policy` the % of positions whose highest legal
+    logit is a mistake, `value` the mean |network value - true result|."""
+    values, logits = model.predict(model.convertToModelInputs(truth.states))
+    moves = [state.allowedActions[int(np.argmax(logits[i][state.allowedActions]))]
+             for i, state in enumerate(truth.states)]
+    mistakes = sum(move not in keeping for move, keeping in zip(moves, truth.keeping))
+    return {"policy": 100 * mistakes / len(moves),
+            "value": float(np.mean(np.abs(np.asarray(values, dtype=np.float64).reshape(-1) - truth.results)))}
+
+
+def memoryRows(paths: list[Path], memory_size: int) -> list[dict]:
+    """The rows of every memory file, in order (each file read as the run reads its
+    snapshot: RunFileError names a missing or damaged one)."""
+    return [row for path in paths for row in Memory.load(path, memory_size).ltmemory]
+
+
+def targetAgreement(rows: list[dict], count: int, q_weight: float, seed: int = 0) -> list[dict]:
+    """The memory's value targets against perfect play: `count` rows drawn per stage
+    (`evaluation.phaseOf`), grouped by the solver's result t for the player to move;
+    per group the positions, the share whose game result z is t, and the mean |value
+    target - t| (the target the run trains on: z mixed with the search's q by
+    `q_weight`)."""
+    rng = np.random.default_rng(seed)
+    stages = np.array([evaluation.phaseOf(int(np.count_nonzero(row["state"].board))) for row in rows])
+    groups = []
+    for stage, _ in evaluation.PHASES:
+        members = np.flatnonzero(stages == stage)
+        picked = [rows[i] for i in rng.choice(members, size=min(count, len(members)), replace=False)]
+        results = np.array([evaluation.outcomeClass(max(evaluation.solverScores(row["state"]).values()))
+                            for row in picked])
+        targets = valueTargets(picked, q_weight)
+        z = np.array([row["value"] for row in picked])
+        for result, name in ((1, "won"), (0, "drawn"), (-1, "lost")):
+            chosen = results == result
+            if chosen.any():
+                groups.append({"stage": stage, "result": name, "positions": int(chosen.sum()),
+                               "z_is_result": float(np.mean(z[chosen] == result)),
+                               "target_error": float(np.mean(np.abs(targets[chosen] - result)))})
+    return groups
+
+
+def targetTable(groups: list[dict]) -> str:
+    lines = [f"{'stage':<7} {'result':<6} {'positions':>9} {'z = result':>10} {'|target - result|':>17}"]
+    lines += [f"{g['stage']:<7} {g['result']:<6} {g['positions']:>9} {g['z_is_result']:>10.2f} "
+              f"{g['target_error']:>17.3f}" for g in groups]
+    return "\n".join(lines)
+
+
+def refit(agent: Agent, rows: list[dict], replays: list[int], sets: list[PonsTruth], say=print) -> list[dict]:
+    """Figures after 0 replays and after each count in `replays` (increasing,
+    cumulative): one row each, with the last fit's losses and the seconds spent
+    fitting since the row before."""
+    def figures(done: int, losses: dict | None, seconds: float) -> dict:
+        row = {"replays": done, "losses": losses, "seconds": seconds,
+               "sets": {truth.name: networkFigures(agent.model, truth) for truth in sets}}
+        say(tableRow(row))
+        return row
+
+    table, done = [figures(0, None, 0.0)], 0
+    for target in replays:
+        start, losses = time.perf_counter(), None
+        while done < target:
+            losses = agent.replay(rows)
+            done += 1
+        table.append(figures(done, losses, time.perf_counter() - start))
+    return table
+
+
+def tableHeader(names: list[str]) -> str:
+    columns = "".join(f"  {evaluation.ponsLabel(name).split(' ')[0]:>20}" for name in names)
+    return f"{'replays':>7} {'loss':>6} {'value':>6} {'seconds':>7}{columns}\n" + \
+        f"{'':>29}" + "".join(f"  {'policy % / |v - t|':>20}" for _ in names)
+
+
+def tableRow(row: dict) -> str:
+    losses = row["losses"] or {}
+    loss, value = (f"{losses[key]:6.3f}" if key in losses else f"{'-':>6}" for key in ("loss", "value_loss"))
+    cells = "".join(f"  {f['policy']:>11.1f} / {f['value']:.3f}" for f in row["sets"].values())
+    return f"{row['replays']:>7} {loss} {value} {row['seconds']:>7.0f}{cells}"
+
+
+def replayCounts(text: str) -> list[int]:
+    """'15,30' -> [15, 30]: positive and increasing (they are cumulative)."""
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--replays takes counts like 15,30, not {text!r}") from None
+    if not counts or counts[0] < 1 or any(b <= a for a, b in zip(counts, counts[1:])):
+        raise argparse.ArgumentTypeError(f"--replays counts must be positive and increasing, not {text!r}")
+    return counts
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
+                        help="the run (default: the shipped run)")
+    parser.add_argument("--version", type=int, default=None, help="the network to refit (default: the run's best)")
+    parser.add_argument("--memory", type=Path, nargs="+", default=None,
+                        help="memory files to fit on, together (default: the run's latest snapshot)")
+    parser.add_argument("--replays", type=replayCounts, default=[15, 30],
+                        help="cumulative counts of replays after which to score (default 15,30)")
+    parser.add_argument("--sets", type=setName, nargs="+", default=DEFAULT_SETS,
+                        help="Pons' sets (default: middle-medium, begin-medium, begin-hard)")
+    parser.add_argument("--limit", type=cli.positive(int), default=1000, help="positions per set (default 1000)")
+    parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER)
+    parser.add_argument("--targets", type=int, default=0,
+                        help="first check the memory's value targets on this many positions per stage (default 0)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the table to this JSON file")
+    args = parser.parse_args(argv)
+    if args.targets < 0:
+        parser.error(f"--targets must not be negative, not {args.targets}")
+    folder = args.run_folder
+    cfg = runs.runConfig(folder)
+    checkpoint = runs.readCheckpoint(folder)
+    version = runs.bestVersion(folder) if args.version is None else args.version
+    if not storage.model_path(folder, version).exists():
+        parser.error(f"{folder} has no version {version} ({runs.savedVersionsList(folder)})")
+    paths = args.memory
+    if paths is None:
+        if checkpoint["memory_iteration"] is None:
+            parser.error(f"{folder} has no memory snapshot: name memory files with --memory")
+        paths = [storage.memory_path(folder, checkpoint["memory_iteration"])]
+
+    keras.utils.set_random_seed(cfg.SEED)
+    network = runs.networkFor(cfg, folder)
+    network.loadWeights(storage.model_path(folder, version))
+    network.setLearningRate(cfg.learningRateAt(checkpoint["iteration"]))
+    agent = Agent.fromConfig("refit", cfg, network)
+    rows = memoryRows(paths, cfg.MEMORY_SIZE)
+    if args.targets > 0:
+        print("The memory's value targets against perfect play:\n"
+              + targetTable(targetAgreement(rows, args.targets, cfg.VALUE_TARGET_Q_WEIGHT, cfg.SEED)), flush=True)
+    sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
+    print(f"Version {version} of {folder} refitted on {len(rows):,} memory rows ({len(paths)} file(s)), "
+          f"{cfg.TRAINING_LOOPS} fits of {cfg.BATCH_SIZE} positions a replay, learning rate "
+          f"{cfg.learningRateAt(checkpoint['iteration'])}; raw network on {args.limit} positions a set", flush=True)
+    print(tableHeader(args.sets), flush=True)
+    table = refit(agent, rows, args.replays, sets, say=lambda text: print(text, flush=True))
+    if args.out is not None:
+        storage.write_json(args.out, {"run_folder": str(folder), "version": version,
+                                      "memory": [str(p) for p in paths], "rows": len(rows), "table": table})
+    return table
+
+
+if __name__ == "__main__":
+    main()

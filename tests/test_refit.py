@@ -1,0 +1,104 @@
+"""The refit benchmark (benchmarks/refit.py): a run's network retrained further on its
+memory, scored by the raw network on Pons-format sets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+import evaluation
+import runs
+import storage
+from benchmarks import refit
+from game import GameState
+from tests.helpers import withMemory
+
+# X wins with column 4; O loses whatever it plays; the player to move can hold a draw
+POSITIONS = ["112233", "44556", "112"]
+
+
+@pytest.fixture
+def pons_folder(tmp_path):
+    """A begin-hard set file of three positions, scored by the solver as Pons scores them."""
+    folder = tmp_path / "pons"
+    folder.mkdir()
+    lines = [f"{moves} {max(evaluation.solverScores(GameState.fromMoves(moves)).values())}" for moves in POSITIONS]
+    (folder / "Test_L1_R3").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_a_sets_truth_is_its_keeping_moves_and_results(pons_folder):
+    truth = refit.PonsTruth("Test_L1_R3", pons_folder, 10)
+    assert [state.id for state in truth.states] == [GameState.fromMoves(m).id for m in POSITIONS]
+    assert truth.results.tolist() == [1.0, -1.0, 0.0]
+    assert truth.keeping[0] == {truth.states[0].actionForColumn(3)}
+    assert truth.keeping[1] == set(truth.states[1].allowedActions)
+
+
+def test_network_figures_count_mistakes_as_make_pons_does(run_folder, tiny_cfg, pons_folder):
+    network = runs.networkFor(tiny_cfg, run_folder)
+    network.loadWeights(storage.model_path(run_folder, 3))
+    truth = refit.PonsTruth("Test_L1_R3", pons_folder, 10)
+    figures = refit.networkFigures(network, truth)
+    rate = evaluation.mistakeRate(truth.states, evaluation.networkChooser(network)).rate
+    assert figures["policy"] == pytest.approx(100 * rate)
+    values, _ = network.predict(network.convertToModelInputs(truth.states))
+    assert figures["value"] == pytest.approx(np.mean(np.abs(np.asarray(values).reshape(-1) - [1, -1, 0])))
+
+
+def test_refit_trains_the_network_and_scores_it_after_each_count(run_folder, pons_folder, tmp_path):
+    withMemory(run_folder)
+    out = tmp_path / "refit.json"
+    table = refit.main(["--run-folder", str(run_folder), "--version", "1", "--replays", "1,3", "--sets", "L1_R3",
+                        "--targets", "5",
+                        "--limit", "3", "--pons-folder", str(pons_folder), "--out", str(out)])
+    assert [row["replays"] for row in table] == [0, 1, 3]
+    assert table[0]["losses"] is None and all(set(row["losses"]) >= {"loss", "value_loss"} for row in table[1:])
+    assert table[0]["sets"]["Test_L1_R3"]["value"] != table[2]["sets"]["Test_L1_R3"]["value"]
+    saved = json.loads(out.read_text())
+    assert saved["rows"] == 120 and saved["version"] == 1 and len(saved["table"]) == 3
+
+
+def test_memory_files_are_fitted_together(run_folder):
+    withMemory(run_folder)
+    snapshot = storage.memory_path(run_folder, 4)
+    one, two = refit.memoryRows([snapshot], 256), refit.memoryRows([snapshot, snapshot], 256)
+    assert len(two) == 2 * len(one) == 240
+    assert [row["id"] for row in two[120:]] == [row["id"] for row in one]
+
+
+def test_the_memorys_value_targets_are_checked_against_the_solver(run_folder):
+    withMemory(run_folder)
+    rows = refit.memoryRows([storage.memory_path(run_folder, 4)], 256)
+    for row in rows:
+        row["value"] = row["q"] = evaluation.outcomeClass(max(evaluation.solverScores(row["state"]).values()))
+    exact = refit.targetAgreement(rows, 1000, 0.5)
+    assert sum(g["positions"] for g in exact) == len(rows)
+    assert all(g["z_is_result"] == 1.0 and g["target_error"] == 0.0 for g in exact)
+    for row in rows:
+        row["q"] = 0.0
+    halved = refit.targetAgreement(rows, 1000, 0.5)
+    assert {(g["result"], g["target_error"]) for g in halved} <= {("won", 0.5), ("drawn", 0.0), ("lost", 0.5)}
+    assert sum(g["positions"] for g in refit.targetAgreement(rows, 10, 0.5)) <= 10 * len(evaluation.PHASES)
+
+
+def test_a_missing_memory_file_is_named(run_folder, pons_folder, tmp_path):
+    missing = tmp_path / "old.npz"
+    with pytest.raises(storage.RunFileError, match="old.npz"):
+        refit.main(["--run-folder", str(run_folder), "--memory", str(missing), "--sets", "L1_R3",
+                    "--pons-folder", str(pons_folder)])
+
+
+@pytest.mark.parametrize("text", ["30,15", "0,5", "15,15", "a", ""])
+def test_replay_counts_must_be_positive_and_increasing(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="--replays"):
+        refit.replayCounts(text)
+
+
+def test_a_run_without_memory_asks_for_memory_files(run_folder, pons_folder, capsys):
+    with pytest.raises(SystemExit):
+        refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder)])
+    assert "--memory" in capsys.readouterr().err
