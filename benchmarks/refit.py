@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/refit.py [--run-folder F] [--version V] [--memory FILE ...]
                                           [--replays 15,30] [--sets L1_R3 ...] [--limit L]
+                                          [--selfplay-games G] [--set NAME=VALUE ...]
                                           [--targets N] [--out FILE]
 
 Two training levers act only on the learner: more gradient steps on the same self-play
@@ -11,7 +12,10 @@ own learner (`Agent.replay`: TRAINING_LOOPS fits of BATCH_SIZE positions each, t
 learning rate of the run's current iteration) on the run's latest memory snapshot, or
 on the rows of every `--memory` file together (older snapshots, e.g. `git show
 REV:run_archive/connect4/run0002/memory/memory2708.npz > old.npz`: a window several
-times the run's).  Before and after each count of replays (cumulative), the raw
+times the run's), with G more games of the version's own self-play added (the run's
+self-play settings, or others by `--set`, e.g. RANDOM_OPENING_MOVES=14: does data from
+other positions move it where the same amount of the run's own does not?).  Before and
+after each count of replays (cumulative), the raw
 network on Pons' sets (L positions each): its policy's mistakes (the highest legal
 logit, as `make pons` counts them) and its value's mean distance from the position's
 true result (+1 / 0 / -1 for the player to move).  If the figures do not move while the
@@ -44,7 +48,9 @@ from config import STRONG  # noqa: E402
 from game import GameState  # noqa: E402
 from loss import valueTargets  # noqa: E402
 from memory import Memory  # noqa: E402
+from config import ConfigError  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
+from smallnet import teacherSelfplay  # noqa: E402
 
 DEFAULT_SETS = ["Test_L2_R2", "Test_L1_R2", "Test_L1_R3"]
 
@@ -167,14 +173,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="Pons' sets (default: middle-medium, begin-medium, begin-hard)")
     parser.add_argument("--limit", type=cli.positive(int), default=1000, help="positions per set (default 1000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER)
+    parser.add_argument("--selfplay-games", type=int, default=0,
+                        help="games of the version's own self-play added to the memory's rows (default 0)")
+    parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
+                        help="a self-play setting for those games (repeatable), e.g. RANDOM_OPENING_MOVES=14")
     parser.add_argument("--targets", type=int, default=0,
                         help="first check the memory's value targets on this many positions per stage (default 0)")
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this JSON file")
     args = parser.parse_args(argv)
-    if args.targets < 0:
-        parser.error(f"--targets must not be negative, not {args.targets}")
+    for option in ("targets", "selfplay_games"):
+        if getattr(args, option) < 0:
+            parser.error(f"--{option.replace('_', '-')} must not be negative, not {getattr(args, option)}")
+    if args.set and not args.selfplay_games:
+        parser.error("--set changes the added self-play games: give --selfplay-games too")
     folder = args.run_folder
     cfg = runs.runConfig(folder)
+    try:
+        selfplay_cfg = cfg.replace(**dict(args.set))
+    except ConfigError as exc:
+        parser.error(str(exc))
     checkpoint = runs.readCheckpoint(folder)
     version = runs.bestVersion(folder) if args.version is None else args.version
     if not storage.model_path(folder, version).exists():
@@ -191,18 +208,22 @@ def main(argv: list[str] | None = None) -> list[dict]:
     network.setLearningRate(cfg.learningRateAt(checkpoint["iteration"]))
     agent = Agent.fromConfig("refit", cfg, network)
     rows = memoryRows(paths, cfg.MEMORY_SIZE)
+    if args.selfplay_games:
+        rows += teacherSelfplay(network, selfplay_cfg, args.selfplay_games, say=lambda text: print(text, flush=True))
     if args.targets > 0:
-        print("The memory's value targets against perfect play:\n"
+        print("The value targets fitted, against perfect play:\n"
               + targetTable(targetAgreement(rows, args.targets, cfg.VALUE_TARGET_Q_WEIGHT, cfg.SEED)), flush=True)
     sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
-    print(f"Version {version} of {folder} refitted on {len(rows):,} memory rows ({len(paths)} file(s)), "
+    print(f"Version {version} of {folder} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
+          f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}), "
           f"{cfg.TRAINING_LOOPS} fits of {cfg.BATCH_SIZE} positions a replay, learning rate "
           f"{cfg.learningRateAt(checkpoint['iteration'])}; raw network on {args.limit} positions a set", flush=True)
     print(tableHeader(args.sets), flush=True)
     table = refit(agent, rows, args.replays, sets, say=lambda text: print(text, flush=True))
     if args.out is not None:
-        storage.write_json(args.out, {"run_folder": str(folder), "version": version,
-                                      "memory": [str(p) for p in paths], "rows": len(rows), "table": table})
+        storage.write_json(args.out, {"run_folder": str(folder), "version": version, "memory": [str(p) for p in paths],
+                                      "selfplay_games": args.selfplay_games, "settings": dict(args.set),
+                                      "rows": len(rows), "table": table})
     return table
 
 

@@ -62,6 +62,26 @@ def test_refit_trains_the_network_and_scores_it_after_each_count(run_folder, pon
     assert saved["rows"] == 120 and saved["version"] == 1 and len(saved["table"]) == 3
 
 
+def test_the_versions_own_selfplay_games_are_added_with_their_settings(run_folder, pons_folder, tmp_path):
+    withMemory(run_folder)
+    out = tmp_path / "refit.json"
+    refit.main(["--run-folder", str(run_folder), "--version", "1", "--replays", "1", "--sets", "L1_R3",
+                "--pons-folder", str(pons_folder), "--selfplay-games", "2", "--set", "RANDOM_OPENING_MOVES=3",
+                "--out", str(out)])
+    saved = json.loads(out.read_text())
+    assert saved["rows"] > 120 and saved["selfplay_games"] == 2 and saved["settings"] == {"RANDOM_OPENING_MOVES": 3}
+
+
+@pytest.mark.parametrize("extra, named", [(["--set", "RANDOM_OPENING_MOVES=3"], "--selfplay-games"),
+                                          (["--selfplay-games", "2", "--set", "NO_SUCH_SETTING=1"], "NO_SUCH_SETTING"),
+                                          (["--selfplay-games", "-1"], "--selfplay-games")])
+def test_wrong_selfplay_options_are_refused_by_name(run_folder, pons_folder, capsys, extra, named):
+    withMemory(run_folder)
+    with pytest.raises(SystemExit):
+        refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder), *extra])
+    assert named in capsys.readouterr().err
+
+
 def test_memory_files_are_fitted_together(run_folder):
     withMemory(run_folder)
     snapshot = storage.memory_path(run_folder, 4)
