@@ -140,8 +140,14 @@ def networkChooser(model) -> Chooser:
     whole batch in one `model.predict` call."""
     def choose(states: list[GameState]) -> list[int]:
         _, logits = model.predict(model.convertToModelInputs(states))
-        return [s.allowedActions[int(np.argmax(logits[i][s.allowedActions]))] for i, s in enumerate(states)]
+        return highestLegalLogits(states, logits)
     return choose
+
+
+def highestLegalLogits(states: Sequence[GameState], logits) -> list[int]:
+    """Each position's legal action with the highest policy logit (row i of `logits`
+    belongs to states[i]): the raw network's move."""
+    return [s.allowedActions[int(np.argmax(logits[i][s.allowedActions]))] for i, s in enumerate(states)]
 
 
 def agentChooser(model, cfg: Config, sims: int, seed: int = 0) -> Chooser:

@@ -71,8 +71,7 @@ def networkFigures(model, truth: PonsTruth) -> dict:
     """The raw network on one set: `policy` the % of positions whose highest legal
     logit is a mistake, `value` the mean |network value - true result|."""
     values, logits = model.predict(model.convertToModelInputs(truth.states))
-    moves = [state.allowedActions[int(np.argmax(logits[i][state.allowedActions]))]
-             for i, state in enumerate(truth.states)]
+    moves = evaluation.highestLegalLogits(truth.states, logits)
     mistakes = sum(move not in keeping for move, keeping in zip(moves, truth.keeping))
     return {"policy": 100 * mistakes / len(moves),
             "value": float(np.mean(np.abs(np.asarray(values, dtype=np.float64).reshape(-1) - truth.results)))}
@@ -205,7 +204,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     keras.utils.set_random_seed(cfg.SEED)
     network = runs.networkFor(cfg, folder)
     network.loadWeights(storage.model_path(folder, version))
-    network.setLearningRate(cfg.learningRateAt(checkpoint["iteration"]))
+    learning_rate = cfg.learningRateAt(checkpoint["iteration"])
+    network.setLearningRate(learning_rate)
     agent = Agent.fromConfig("refit", cfg, network)
     rows = memoryRows(paths, cfg.MEMORY_SIZE)
     if args.selfplay_games:
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print(f"Version {version} of {folder} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
           f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}), "
           f"{cfg.TRAINING_LOOPS} fits of {cfg.BATCH_SIZE} positions a replay, learning rate "
-          f"{cfg.learningRateAt(checkpoint['iteration'])}; raw network on {args.limit} positions a set", flush=True)
+          f"{learning_rate}; raw network on {args.limit} positions a set", flush=True)
     print(tableHeader(args.sets), flush=True)
     table = refit(agent, rows, args.replays, sets, say=lambda text: print(text, flush=True))
     if args.out is not None:
