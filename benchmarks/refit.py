@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/refit.py [--run-folder F] [--version V] [--memory FILE ...]
                                           [--replays 15,30] [--sets L1_R3 ...] [--limit L]
                                           [--selfplay-games G] [--set NAME=VALUE ...]
-                                          [--targets N] [--out FILE]
+                                          [--filters W] [--targets N] [--out FILE]
 
 Two training levers act only on the learner: more gradient steps on the same self-play
 data, and a longer memory window (older positions kept).  Neither needs new self-play
@@ -20,7 +20,10 @@ network on Pons' sets (L positions each): its policy's mistakes (the highest leg
 logit, as `make pons` counts them) and its value's mean distance from the position's
 true result (+1 / 0 / -1 for the player to move).  If the figures do not move while the
 training loss falls, the network is not short of fitting on that data; what it lacks
-is other data.  `--targets N` first checks that data: the value targets the run trains
+is other data.  `--filters W` asks whether it lacks capacity instead: the version's
+network widened to W filters in every block (`model.transferWeights`: it starts
+computing exactly what the version does) is refitted the same way; a wider network
+that fits the same data to better figures says the trunk, not the data, is the limit.  `--targets N` first checks that data: the value targets the run trains
 on (`loss.valueTargets`) against the solver's result for N positions of the memory
 drawn per stage.  Pons' sets and the solver measure only.  About 7 s per replay of the
 strong preset.
@@ -48,6 +51,7 @@ from config import STRONG  # noqa: E402
 from game import GameState  # noqa: E402
 from loss import valueTargets  # noqa: E402
 from memory import Memory  # noqa: E402
+from model import transferWeights  # noqa: E402
 from config import ConfigError  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
@@ -148,6 +152,18 @@ def tableRow(row: dict) -> str:
     return f"{row['replays']:>7} {loss} {value} {row['seconds']:>7.0f}{cells}"
 
 
+def widened(cfg, filters: int | None):
+    """`cfg` with every block of its trunk `filters` wide (None: `cfg` itself).  A
+    narrower trunk than the run's is refused: the weights could not carry over."""
+    if filters is None:
+        return cfg
+    width = cfg.HIDDEN_CNN_LAYERS[0]["filters"]
+    if filters < width:
+        raise ConfigError(f"--filters {filters} is narrower than the run's trunk ({width} filters): a refit "
+                          "can only widen it")
+    return cfg.replace(HIDDEN_CNN_LAYERS=[dict(layer, filters=filters) for layer in cfg.HIDDEN_CNN_LAYERS])
+
+
 def replayCounts(text: str) -> list[int]:
     """'15,30' -> [15, 30]: positive and increasing (they are cumulative)."""
     try:
@@ -176,6 +192,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="games of the version's own self-play added to the memory's rows (default 0)")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
                         help="a self-play setting for those games (repeatable), e.g. RANDOM_OPENING_MOVES=14")
+    parser.add_argument("--filters", type=cli.positive(int), default=None,
+                        help="refit the version widened to this many filters in every block (default: as it is)")
     parser.add_argument("--targets", type=int, default=0,
                         help="first check the memory's value targets on this many positions per stage (default 0)")
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this JSON file")
@@ -189,6 +207,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     cfg = runs.runConfig(folder)
     try:
         selfplay_cfg = cfg.replace(**dict(args.set))
+        fit_cfg = widened(cfg, args.filters)
     except ConfigError as exc:
         parser.error(str(exc))
     checkpoint = runs.readCheckpoint(folder)
@@ -204,9 +223,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     keras.utils.set_random_seed(cfg.SEED)
     network = runs.networkFor(cfg, folder)
     network.loadWeights(storage.model_path(folder, version))
+    fitted = network
+    if args.filters is not None:
+        fitted = runs.networkFor(fit_cfg, folder)
+        transferWeights(network.model, fitted.model)
+        fitted.weightsChanged()
     learning_rate = cfg.learningRateAt(checkpoint["iteration"])
-    network.setLearningRate(learning_rate)
-    agent = Agent.fromConfig("refit", cfg, network)
+    fitted.setLearningRate(learning_rate)
+    agent = Agent.fromConfig("refit", fit_cfg, fitted)
     rows = memoryRows(paths, cfg.MEMORY_SIZE)
     if args.selfplay_games:
         rows += teacherSelfplay(network, selfplay_cfg, args.selfplay_games, say=lambda text: print(text, flush=True))
@@ -214,7 +238,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print("The value targets fitted, against perfect play:\n"
               + targetTable(targetAgreement(rows, args.targets, cfg.VALUE_TARGET_Q_WEIGHT, cfg.SEED)), flush=True)
     sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
-    print(f"Version {version} of {folder} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
+    print(f"Version {version} of {folder}{f' widened to {args.filters} filters' if args.filters else ''} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
           f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}), "
           f"{cfg.TRAINING_LOOPS} fits of {cfg.BATCH_SIZE} positions a replay, learning rate "
           f"{learning_rate}; raw network on {args.limit} positions a set", flush=True)
@@ -223,7 +247,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.out is not None:
         storage.write_json(args.out, {"run_folder": str(folder), "version": version, "memory": [str(p) for p in paths],
                                       "selfplay_games": args.selfplay_games, "settings": dict(args.set),
-                                      "rows": len(rows), "table": table})
+                                      "filters": args.filters, "rows": len(rows), "table": table})
     return table
 
 

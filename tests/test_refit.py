@@ -122,3 +122,24 @@ def test_a_run_without_memory_asks_for_memory_files(run_folder, pons_folder, cap
     with pytest.raises(SystemExit):
         refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder)])
     assert "--memory" in capsys.readouterr().err
+
+
+def test_a_widened_version_starts_from_its_figures_and_trains_its_new_filters(run_folder, pons_folder, tmp_path):
+    withMemory(run_folder)
+    common = ["--run-folder", str(run_folder), "--version", "1", "--replays", "2", "--sets", "L1_R3",
+              "--limit", "3", "--pons-folder", str(pons_folder)]
+    narrow = refit.main(common)
+    out = tmp_path / "wide.json"
+    wide = refit.main([*common, "--filters", "12", "--out", str(out)])
+    assert wide[0]["sets"]["Test_L1_R3"]["value"] == pytest.approx(narrow[0]["sets"]["Test_L1_R3"]["value"], abs=1e-5)
+    assert wide[1]["losses"]["loss"] != pytest.approx(narrow[1]["losses"]["loss"], abs=1e-6)
+    saved = json.loads(out.read_text())
+    assert saved["filters"] == 12
+
+
+def test_a_refit_cannot_narrow_the_trunk(run_folder, pons_folder, capsys):
+    withMemory(run_folder)
+    with pytest.raises(SystemExit):
+        refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder),
+                    "--filters", "4"])
+    assert "--filters 4 is narrower" in capsys.readouterr().err
