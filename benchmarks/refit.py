@@ -23,10 +23,11 @@ training loss falls, the network is not short of fitting on that data; what it l
 is other data.  `--filters W` asks whether it lacks capacity instead: the version's
 network widened to W filters in every block (`model.transferWeights`: it starts
 computing exactly what the version does) is refitted the same way; a wider network
-that fits the same data to better figures says the trunk, not the data, is the limit.  `--targets N` first checks that data: the value targets the run trains
-on (`loss.valueTargets`) against the solver's result for N positions of the memory
-drawn per stage.  Pons' sets and the solver measure only.  About 7 s per replay of the
-strong preset.
+that fits the same data to better figures says the trunk, not the data, is the limit.
+`--targets N` first checks that data: the value targets the run trains on
+(`loss.valueTargets`) against the solver's result for N positions of the memory drawn
+per stage (as `benchmarks/targets.py` checks new self-play's).  Pons' sets and the
+solver measure only.  About 7 s per replay of the strong preset.
 """
 
 from __future__ import annotations
@@ -49,12 +50,12 @@ import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import STRONG  # noqa: E402
 from game import GameState  # noqa: E402
-from loss import valueTargets  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import transferWeights  # noqa: E402
 from config import ConfigError  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
+from targets import targetAgreement, targetTable  # noqa: E402
 
 DEFAULT_SETS = ["Test_L2_R2", "Test_L1_R2", "Test_L1_R3"]
 
@@ -85,38 +86,6 @@ def memoryRows(paths: list[Path], memory_size: int) -> list[dict]:
     """The rows of every memory file, in order (each file read as the run reads its
     snapshot: RunFileError names a missing or damaged one)."""
     return [row for path in paths for row in Memory.load(path, memory_size).ltmemory]
-
-
-def targetAgreement(rows: list[dict], count: int, q_weight: float, seed: int = 0) -> list[dict]:
-    """The memory's value targets against perfect play: `count` rows drawn per stage
-    (`evaluation.phaseOf`), grouped by the solver's result t for the player to move;
-    per group the positions, the share whose game result z is t, and the mean |value
-    target - t| (the target the run trains on: z mixed with the search's q by
-    `q_weight`)."""
-    rng = np.random.default_rng(seed)
-    stages = np.array([evaluation.phaseOf(int(np.count_nonzero(row["state"].board))) for row in rows])
-    groups = []
-    for stage, _ in evaluation.PHASES:
-        members = np.flatnonzero(stages == stage)
-        picked = [rows[i] for i in rng.choice(members, size=min(count, len(members)), replace=False)]
-        results = np.array([evaluation.outcomeClass(max(evaluation.solverScores(row["state"]).values()))
-                            for row in picked])
-        targets = valueTargets(picked, q_weight)
-        z = np.array([row["value"] for row in picked])
-        for result, name in ((1, "won"), (0, "drawn"), (-1, "lost")):
-            chosen = results == result
-            if chosen.any():
-                groups.append({"stage": stage, "result": name, "positions": int(chosen.sum()),
-                               "z_is_result": float(np.mean(z[chosen] == result)),
-                               "target_error": float(np.mean(np.abs(targets[chosen] - result)))})
-    return groups
-
-
-def targetTable(groups: list[dict]) -> str:
-    lines = [f"{'stage':<7} {'result':<6} {'positions':>9} {'z = result':>10} {'|target - result|':>17}"]
-    lines += [f"{g['stage']:<7} {g['result']:<6} {g['positions']:>9} {g['z_is_result']:>10.2f} "
-              f"{g['target_error']:>17.3f}" for g in groups]
-    return "\n".join(lines)
 
 
 def refit(agent: Agent, rows: list[dict], replays: list[int], sets: list[PonsTruth], say=print) -> list[dict]:

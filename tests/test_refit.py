@@ -90,21 +90,6 @@ def test_memory_files_are_fitted_together(run_folder):
     assert [row["id"] for row in two[120:]] == [row["id"] for row in one]
 
 
-def test_the_memorys_value_targets_are_checked_against_the_solver(run_folder):
-    withMemory(run_folder)
-    rows = refit.memoryRows([storage.memory_path(run_folder, 4)], 256)
-    for row in rows:
-        row["value"] = row["q"] = evaluation.outcomeClass(max(evaluation.solverScores(row["state"]).values()))
-    exact = refit.targetAgreement(rows, 1000, 0.5)
-    assert sum(g["positions"] for g in exact) == len(rows)
-    assert all(g["z_is_result"] == 1.0 and g["target_error"] == 0.0 for g in exact)
-    for row in rows:
-        row["q"] = 0.0
-    halved = refit.targetAgreement(rows, 1000, 0.5)
-    assert {(g["result"], g["target_error"]) for g in halved} <= {("won", 0.5), ("drawn", 0.0), ("lost", 0.5)}
-    assert sum(g["positions"] for g in refit.targetAgreement(rows, 10, 0.5)) <= 10 * len(evaluation.PHASES)
-
-
 def test_a_missing_memory_file_is_named(run_folder, pons_folder, tmp_path):
     missing = tmp_path / "old.npz"
     with pytest.raises(storage.RunFileError, match="old.npz"):
