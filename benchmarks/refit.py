@@ -48,11 +48,10 @@ import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
-from config import STRONG  # noqa: E402
+from config import STRONG, ConfigError  # noqa: E402
 from game import GameState  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import transferWeights  # noqa: E402
-from config import ConfigError  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 from targets import targetAgreement, targetTable  # noqa: E402
