@@ -3,6 +3,7 @@ position's true result, by self-play setting.
 
 Run: .venv/bin/python benchmarks/targets.py [--run-folder F] [--version V] [--games G]
                                             [--positions N] [--arm NAME=VALUE,...] ... [--out FILE]
+                                            [--search-sims N ...] [--search-positions K] [--search-set ...]
 
 The value head learns the results z of the run's own games (mixed with the search's
 q, `loss.valueTargets`), so it can be no righter than they are: a position whose game
@@ -12,7 +13,12 @@ settings, and with each `--arm`'s changes instead (e.g. `--arm MCTS_SIMS=128` or
 `--arm CPUCT=2.0,TURNS_UNTIL_TAU0=4`: a setting that makes self-play's games truer
 makes its targets truer); N of the stored positions per stage are then checked against
 the solver: per stage and true result, the share whose z is that result and the mean
-|value target - true result|.  The solver measures only: nothing here trains.
+|value target - true result|.  With `--search-sims`, the first K of those positions
+per stage are also valued by the network alone and by a new search of each N
+simulations (the run's search, or `--search-set`'s): whether a deeper search's
+value of a position is truer than the game's result, the fixed point the targets
+would move to if training learnt from it.  The solver measures only: nothing here
+trains.
 """
 
 from __future__ import annotations
@@ -32,47 +38,96 @@ import cli  # noqa: E402
 import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
+from agent import Agent  # noqa: E402
 from config import STRONG, ConfigError  # noqa: E402
 from loss import valueTargets  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 
 
-def targetAgreement(rows: list[dict], count: int, q_weight: float, seed: int = 0) -> list[dict]:
-    """The memory's value targets against perfect play: `count` rows drawn per stage
-    (`evaluation.phaseOf`), grouped by the solver's result t for the player to move;
-    per group the positions, the share whose game result z is t, and the mean |value
-    target - t| (the target the run trains on: z mixed with the search's q by
-    `q_weight`)."""
+def stagePicks(rows: list[dict], count: int, seed: int = 0) -> list[tuple[str, list[dict], np.ndarray]]:
+    """Up to `count` rows drawn per stage (`evaluation.phaseOf`), each stage's with the
+    solver's result t (1 won, 0 drawn, -1 lost) for each row's player to move: the
+    positions every source of values is checked on."""
     rng = np.random.default_rng(seed)
     stages = np.array([evaluation.phaseOf(int(np.count_nonzero(row["state"].board))) for row in rows])
-    groups = []
+    picks = []
     for stage, _ in evaluation.PHASES:
         members = np.flatnonzero(stages == stage)
         picked = [rows[i] for i in rng.choice(members, size=min(count, len(members)), replace=False)]
         results = np.array([evaluation.outcomeClass(max(evaluation.solverScores(row["state"]).values()))
                             for row in picked])
-        targets = valueTargets(picked, q_weight)
-        z = np.array([row["value"] for row in picked])
-        for result, name in ((1, "won"), (0, "drawn"), (-1, "lost")):
-            chosen = results == result
-            if chosen.any():
-                groups.append({"stage": stage, "result": name, "positions": int(chosen.sum()),
-                               "z_is_result": float(np.mean(z[chosen] == result)),
-                               "target_error": float(np.mean(np.abs(targets[chosen] - result)))})
+        picks.append((stage, picked, results))
+    return picks
+
+
+def _byResult(stage: str, results: np.ndarray, measures: dict[str, np.ndarray]) -> list[dict]:
+    """One group per true result present: its positions and each measure's mean over them."""
+    groups = []
+    for result, name in ((1, "won"), (0, "drawn"), (-1, "lost")):
+        chosen = results == result
+        if chosen.any():
+            groups.append({"stage": stage, "result": name, "positions": int(chosen.sum()),
+                           **{key: float(np.mean(values[chosen])) for key, values in measures.items()}})
     return groups
 
 
+def targetAgreement(rows: list[dict], count: int, q_weight: float, seed: int = 0) -> list[dict]:
+    """The memory's value targets against perfect play (`stagePicks`), grouped by the
+    true result t for the player to move: per group the positions, the share whose game
+    result z is t, and the mean |value target - t| (the target the run trains on: z
+    mixed with the search's q by `q_weight`)."""
+    return targetGroups(stagePicks(rows, count, seed), q_weight)
+
+
+def targetGroups(picks: list[tuple[str, list[dict], np.ndarray]], q_weight: float) -> list[dict]:
+    """`targetAgreement` of positions already drawn (`stagePicks`)."""
+    return [group for stage, picked, results in picks
+            for group in _byResult(stage, results, {
+                "z_is_result": np.array([row["value"] for row in picked]) == results,
+                "target_error": np.abs(valueTargets(picked, q_weight) - results)})]
+
+
+def valueAgreement(picks: list[tuple[str, list[dict], np.ndarray]], valuesOf) -> list[dict]:
+    """Values of the picked positions against perfect play: `valuesOf(rows)` gives one
+    value in [-1, 1] per row for its player to move (the network's, or a new search's
+    q).  Per stage and true result t: the positions, the share whose nearest result
+    (-1, 0 or 1) is t, and the mean |value - t|."""
+    groups = []
+    for stage, picked, results in picks:
+        values = np.asarray(valuesOf(picked), dtype=np.float64)
+        groups += _byResult(stage, results, {"value_is_result": np.rint(values) == results,
+                                             "value_error": np.abs(values - results)})
+    return groups
+
+
+def searchValues(agent: Agent, rows: list[dict], chunk: int = 256) -> np.ndarray:
+    """Each row's position searched anew by `agent` (`Agent.reanalyse` on copies, so
+    the rows keep their targets): q, the search's value of its best move for the
+    player to move.  `chunk` positions at a time, to bound the trees held at once."""
+    values = []
+    for first in range(0, len(rows), chunk):
+        copies = [dict(row) for row in rows[first:first + chunk]]
+        agent.reanalyse(copies)
+        values += [row["q"] for row in copies]
+    return np.array(values)
+
+
+def networkValues(network, rows: list[dict]) -> np.ndarray:
+    """The network's value of each row's position, for its player to move."""
+    return network.predict(network.convertToModelInputs([row["state"] for row in rows]))[0]
+
+
 def stageSummary(groups: list[dict]) -> dict[str, dict]:
-    """Per stage, over its results together: positions, the share whose z is the true
-    result, the mean |value target - true result|."""
+    """Per stage, over its results together: the positions and every measure of the
+    groups (`targetAgreement`, `valueAgreement`) weighted by their positions."""
     summary = {}
     for stage, _ in evaluation.PHASES:
         mine = [g for g in groups if g["stage"] == stage]
         positions = sum(g["positions"] for g in mine)
         if positions:
+            measures = [key for key in mine[0] if key not in ("stage", "result", "positions")]
             summary[stage] = {"positions": positions,
-                              "z_is_result": sum(g["z_is_result"] * g["positions"] for g in mine) / positions,
-                              "target_error": sum(g["target_error"] * g["positions"] for g in mine) / positions}
+                              **{key: sum(g[key] * g["positions"] for g in mine) / positions for key in measures}}
     return summary
 
 
@@ -83,6 +138,37 @@ def targetTable(groups: list[dict]) -> str:
     lines += [f"{stage:<7} {'all':<6} {s['positions']:>9} {s['z_is_result']:>10.3f} {s['target_error']:>17.3f}"
               for stage, s in stageSummary(groups).items()]
     return "\n".join(lines)
+
+
+def valueTable(sources: dict[str, list[dict]]) -> str:
+    """Per source of values (`valueAgreement` groups) and stage: the share whose nearest
+    result is the true one and the mean |value - result|."""
+    stages = [stage for stage, _ in evaluation.PHASES]
+    lines = [f"{'values':<22}" + "".join(f"{stage + ': nearest = t':>20} {'|v - t|':>8}" for stage in stages)]
+    for name, groups in sources.items():
+        summary = stageSummary(groups)
+        lines.append(f"{name:<22}" + "".join(
+            f"{summary[stage]['value_is_result']:>20.3f} {summary[stage]['value_error']:>8.3f}" if stage in summary
+            else f"{'':>20} {'':>8}" for stage in stages))
+    return "\n".join(lines)
+
+
+def checkValues(picks: list[tuple[str, list[dict], np.ndarray]], network, cfg, sims: list[int],
+                positions: int) -> dict[str, list[dict]]:
+    """The network's values and those of new searches of each of `sims` simulations
+    (`cfg`'s search otherwise) on the first `positions` picked per stage, against the
+    true results (`valueAgreement`), printed as they come; none without `sims`."""
+    if not sims:
+        return {}
+    first = [(stage, picked[:positions], results[:positions]) for stage, picked, results in picks]
+    sources = {"network": valueAgreement(first, lambda rows: networkValues(network, rows))}
+    for count in sims:
+        start = time.perf_counter()
+        agent = Agent.fromConfig("search", cfg, network, seed=cfg.SEED, mcts_simulations=count)
+        sources[f"search {count} sims"] = valueAgreement(first, lambda rows: searchValues(agent, rows))
+        print(f"  searched at {count} simulations ({time.perf_counter() - start:.0f} s)", flush=True)
+    print(valueTable(sources), flush=True)
+    return sources
 
 
 def armChanges(text: str) -> dict:
@@ -100,6 +186,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="positions per stage checked against the solver (default 1500)")
     parser.add_argument("--arm", action="append", type=armChanges, default=None, metavar="NAME=VALUE,...",
                         help="self-play settings changed for one arm (repeatable; default: one arm, the run's own)")
+    parser.add_argument("--search-sims", type=cli.positive(int), nargs="+", default=[], metavar="N",
+                        help="also check the network's values and new searches' values of the first positions "
+                             "drawn per stage, a search of N simulations each (e.g. 32 600 2400)")
+    parser.add_argument("--search-positions", type=cli.positive(int), default=500,
+                        help="positions per stage searched anew (default 500; at most --positions)")
+    parser.add_argument("--search-set", type=armChanges, default={}, metavar="NAME=VALUE,...",
+                        help="settings of those searches (default the run's own, e.g. ROOT_SEARCH=puct,CPUCT=2.0)")
     parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     folder = args.run_folder
@@ -107,6 +200,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     arms = args.arm or [{}]
     try:
         configs = [cfg.replace(**changes) for changes in arms]
+        search_cfg = cfg.replace(**args.search_set)
     except ConfigError as exc:
         parser.error(str(exc))
     version = runs.bestVersion(folder) if args.version is None else args.version
@@ -120,12 +214,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
         start = time.perf_counter()
         rows = teacherSelfplay(network, arm_cfg, args.games, say=lambda text: None)
         played = time.perf_counter() - start
-        groups = targetAgreement(rows, args.positions, arm_cfg.VALUE_TARGET_Q_WEIGHT, cfg.SEED)
+        picks = stagePicks(rows, args.positions, cfg.SEED)
+        groups = targetGroups(picks, arm_cfg.VALUE_TARGET_Q_WEIGHT)
         print(f"Version {version} of {folder}, self-play {changes or 'as the run plays it'}: {args.games} games, "
               f"{len(rows):,} positions stored ({played:.0f} s); {args.positions} a stage against the solver "
               f"({time.perf_counter() - start - played:.0f} s)\n{targetTable(groups)}", flush=True)
         results.append({"changes": changes, "positions_stored": len(rows), "groups": groups,
-                        "stages": stageSummary(groups)})
+                        "stages": stageSummary(groups),
+                        "values": checkValues(picks, network, search_cfg, args.search_sims, args.search_positions)})
     if args.out is not None:
         storage.write_json(args.out, {"run_folder": str(folder), "version": version, "games": args.games,
                                       "arms": results})

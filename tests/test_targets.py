@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import evaluation
 import storage
+from agent import Agent
 from benchmarks import refit, targets
+from game import GameState
 from tests.helpers import withMemory
 
 
@@ -59,3 +62,44 @@ def test_a_wrong_setting_is_named(run_folder, capsys):
     with pytest.raises(SystemExit):
         targets.main(["--run-folder", str(run_folder), "--arm", "NO_SUCH_SETTING=1"])
     assert "NO_SUCH_SETTING" in capsys.readouterr().err
+
+
+def winningNow(columns: list[int]) -> GameState:
+    """The position after `columns` (one stone each, alternating), the player to move
+    then winning at once."""
+    state = GameState.initial()
+    for column in columns:
+        state = state.takeAction(next(a for a in state.allowedActions if a % 7 == column))[0]
+    return state
+
+
+WINS_AT_ONCE = [winningNow(c) for c in ([0, 1, 0, 1, 0, 6], [3, 3, 4, 4, 5, 5], [6, 0, 6, 0, 6, 2], [2, 2, 3, 3, 4, 4])]
+
+
+def test_values_are_scored_by_their_nearest_result(run_folder):
+    rows = solvedRows(run_folder)
+    picks = targets.stagePicks(rows, 1000)
+    truth = targets.stageSummary(targets.valueAgreement(picks, lambda picked: [row["value"] for row in picked]))
+    assert all(s["value_is_result"] == 1.0 and s["value_error"] == 0.0 for s in truth.values())
+    leaning = targets.valueAgreement(picks, lambda picked: [0.4] * len(picked))
+    assert {(g["result"], g["value_is_result"], round(g["value_error"], 6)) for g in leaning} <= {
+        ("won", 0.0, 0.6), ("drawn", 1.0, 0.4), ("lost", 0.0, 1.4)}
+    assert targets.targetAgreement(rows, 1000, 0.5) == targets.targetGroups(picks, 0.5)
+
+
+def test_a_new_search_finds_the_win_and_leaves_the_rows_alone(tiny_cfg, tiny_model):
+    rows = [{"state": state, "value": -1.0, "q": -1.0, "AV": np.zeros(42, dtype=np.float32)} for state in WINS_AT_ONCE]
+    agent = Agent.fromConfig("search", tiny_cfg, tiny_model, seed=1, mcts_simulations=64)
+    assert list(targets.searchValues(agent, rows, chunk=3)) == [1.0] * len(rows)
+    assert all(row["q"] == -1.0 and not row["AV"].any() for row in rows)
+    assert targets.networkValues(tiny_model, rows).shape == (len(rows),)
+
+
+def test_search_sims_value_the_same_positions(run_folder, capsys):
+    results = targets.main(["--run-folder", str(run_folder), "--version", "1", "--games", "2", "--positions", "5",
+                            "--search-sims", "4", "8", "--search-positions", "3"])
+    values = results[0]["values"]
+    assert list(values) == ["network", "search 4 sims", "search 8 sims"]
+    counts = [sum(g["positions"] for g in groups) for groups in values.values()]
+    assert counts[0] == counts[1] == counts[2] and 0 < counts[0] <= 3 * len(evaluation.PHASES)
+    assert "search 8 sims" in capsys.readouterr().out
