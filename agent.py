@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from config import DEFAULT, Config
 from game import ACTION_SIZE, COLUMNS, STATE_SIZE, GameState, columnOf, playerPiece
+from loss import qWeights
 from memory import MergedRows
 from model import mirrorAveraged, withMirrorImages
 from MCTS import MCTS, Node, completedQ, fewerCollections, halvingVisits, improvedPolicy, legalPriors, sigma
@@ -537,7 +538,7 @@ class Agent:
         for _ in loops:
             picks = self.rng.choice(len(memory), size=min(cfg.BATCH_SIZE, len(memory)), replace=False)
             minibatch = [memory[i] for i in picks]
-            states, targets = self.model.trainingData(minibatch, cfg.VALUE_TARGET_Q_WEIGHT)
+            states, targets = self.model.trainingData(minibatch, qWeights(minibatch, cfg))
             fit = self.model.fit(states, targets, epochs=cfg.EPOCHS, verbose=0, validation_split=0,
                                  batch_size=cfg.FIT_BATCH_SIZE)
             history = fit.history

@@ -99,6 +99,7 @@ _RANGES = {
     "SCORING_THRESHOLD": (lambda v: v > 0, "be positive"), "GUMBEL_C_VISIT": (lambda v: v >= 0, "not be negative"),
     "GUMBEL_C_SCALE": (lambda v: v > 0, "be positive"),
     "VALUE_TARGET_Q_WEIGHT": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
+    "VALUE_TARGET_Q_WEIGHT_OPENING": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "FULL_SEARCH_PROBABILITY": (lambda v: 0 < v <= 1, "lie in (0, 1]")}
 """The float settings' ranges: (test, the rule as `validate`'s message says it)."""
 
@@ -197,6 +198,12 @@ class Config:
     """The value target of a position is (1 - w) * z + w * q: z the game's result, q
     the search's value of the move played (both for the player to move).  0 is the
     tutorial (z only)."""
+    OPENING_STONES: int = 0
+    """Positions of fewer stones than this take VALUE_TARGET_Q_WEIGHT_OPENING as their
+    w instead: an opening's z is the result of many later moves, each a chance of a
+    mistake, so its q can be the truer target.  0 is the tutorial (none)."""
+    VALUE_TARGET_Q_WEIGHT_OPENING: float = 0.0
+    """w of the positions of fewer than OPENING_STONES stones."""
     VALUE_HEAD: str = "tanh"
     """What the value head predicts, for the player to move: "tanh" (the tutorial: one
     number in [-1, 1], trained by mean squared error against the value target) or
@@ -340,7 +347,7 @@ class Config:
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT", "LEAF_BATCH"]
         non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "FAST_SEARCH_SIMS", "EVAL_TURNS_UNTIL_TAU0",
                              "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS",
-                             "REANALYSE_POSITIONS", "PLAY_LEAF_BATCH"]
+                             "REANALYSE_POSITIONS", "PLAY_LEAF_BATCH", "OPENING_STONES"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -354,6 +361,8 @@ class Config:
         if self.RANDOM_OPENING_MOVES > 20:
             raise ConfigError(f"RANDOM_OPENING_MOVES must be at most 20 (games of random moves teach nothing; "
                               f"a random game is often over by then), got {self.RANDOM_OPENING_MOVES}")
+        if self.OPENING_STONES > 42:
+            raise ConfigError(f"OPENING_STONES must be at most 42 (the board's cells), got {self.OPENING_STONES}")
         if self.FAST_SEARCH_SIMS >= self.MCTS_SIMS:
             raise ConfigError(f"FAST_SEARCH_SIMS ({self.FAST_SEARCH_SIMS}) must be below MCTS_SIMS ({self.MCTS_SIMS}): "
                               f"a fast search is the cheaper one (0 turns playout cap randomisation off)")

@@ -42,7 +42,7 @@ with lg.nativeStderrTo(os.devnull):  # TensorFlow's C++ start-up notices, hidden
     from agent import Agent, User, oneHot, runTogether
     from config import DEFAULT, PRESETS, Config, ConfigError
     from game import ACTION_SIZE, COLUMNS, Game, GameState, playerPiece
-    from loss import valueTargets
+    from loss import qWeights, valueTargets
     from memory import Memory
     from runs import versionPlayer
 
@@ -379,19 +379,20 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
 # -- the training loop ------------------------------------------------------------------
 def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size: int = 10) -> None:
     """Log a few memory positions: board, value target (the result z mixed with the
-    search's q by VALUE_TARGET_Q_WEIGHT, as retraining uses it) and search policy next
+    search's q by `loss.qWeights`, as retraining uses it) and search policy next
     to the network's value and prior (all for the position's player to move)."""
     if not logger.isEnabledFor(_INFO) or not len(memory):
         return
-    weight = player.config.VALUE_TARGET_Q_WEIGHT
     picks = player.rng.choice(len(memory), size=min(size, len(memory)), replace=False)
     rows = [memory.ltmemory[i] for i in picks]
-    for row, (value, probs) in zip(rows, player.evaluateStates([row["state"] for row in rows])):
+    weights = qWeights(rows, player.config)
+    for row, weight, target, (value, probs) in zip(rows, weights, valueTargets(rows, weights),
+                                                   player.evaluateStates([row["state"] for row in rows])):
         state = row["state"]
         state.render(logger)
         columns = [c for c in range(COLUMNS) if state.actionForColumn(c) is not None]
         logger.info("target value %+.3f (result z %+.0f, search q %+.3f, q weight %.2f), network value %+.3f "
-                    "(for %s to move)", valueTargets([row], weight)[0], row["value"], row["q"], weight, value,
+                    "(for %s to move)", target, row["value"], row["q"], weight, value,
                     playerPiece(state.playerTurn))
         logger.info("column        %s", " ".join(f"{c + 1:5d}" for c in columns))
         logger.info("search policy %s", " ".join(f"{row['AV'][state.actionForColumn(c)]:5.2f}" for c in columns))

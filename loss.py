@@ -37,28 +37,40 @@ def softmax_cross_entropy_with_logits(y_true, y_pred):
     return -ops.sum(ops.where(legal, y_true * log_probs, ops.zeros_like(log_probs)), axis=-1)
 
 
-def valueTargets(minibatch, qWeight: float = 0.0) -> np.ndarray:
-    """Value targets for memory rows: (1 - qWeight) * z + qWeight * q, z the game's
-    result and q the search's value of the move played (both for the player to move;
-    qWeight 0 is the tutorial's z alone)."""
+def qWeights(minibatch, cfg) -> np.ndarray:
+    """Each memory row's weight w of the search's q in its value target:
+    cfg.VALUE_TARGET_Q_WEIGHT, or VALUE_TARGET_Q_WEIGHT_OPENING for a position of
+    fewer than cfg.OPENING_STONES stones."""
+    stones = np.array([np.count_nonzero(row["state"].board) for row in minibatch])
+    return np.where(stones < cfg.OPENING_STONES, cfg.VALUE_TARGET_Q_WEIGHT_OPENING,
+                    cfg.VALUE_TARGET_Q_WEIGHT).astype(np.float32)
+
+
+def valueTargets(minibatch, qWeight=0.0) -> np.ndarray:
+    """Value targets for memory rows: (1 - w) * z + w * q, z the game's result and q
+    the search's value of the move played (both for the player to move); w is
+    `qWeight`, one number or one per row (`qWeights`); 0 is the tutorial's z alone."""
     z = np.array([row["value"] for row in minibatch], dtype=np.float32)
-    if not qWeight:
+    w = np.asarray(qWeight, dtype=np.float32)
+    if not w.any():
         return z
     q = np.array([row["q"] for row in minibatch], dtype=np.float32)
-    return (1 - qWeight) * z + qWeight * q
+    return (1 - w) * z + w * q
 
 
-def wdlTargets(minibatch, qWeight: float = 0.0) -> np.ndarray:
-    """(win, draw, loss) targets for memory rows, shape (n, 3): (1 - qWeight) times the
+def wdlTargets(minibatch, qWeight=0.0) -> np.ndarray:
+    """(win, draw, loss) targets for memory rows, shape (n, 3): (1 - w) times the
     game's outcome (a merged row's `z_wdl`, the mean of its games' outcomes, else the
-    one-hot of its z) plus qWeight times `outcomeDistribution` of the search's q.
-    Their expectation is `valueTargets`'s value target."""
+    one-hot of its z) plus w times `outcomeDistribution` of the search's q, w as in
+    `valueTargets`.  Their expectation is `valueTargets`'s value target."""
     z = np.stack([np.asarray(row["z_wdl"], dtype=np.float32) if "z_wdl" in row
                   else outcomeDistribution(row["value"]) for row in minibatch])
-    if not qWeight:
+    w = np.asarray(qWeight, dtype=np.float32)
+    if not w.any():
         return z
+    w = w[:, None] if w.ndim else w
     q = outcomeDistribution([row["q"] for row in minibatch])
-    return (1 - qWeight) * z + qWeight * q
+    return (1 - w) * z + w * q
 
 
 def policyTargets(minibatch) -> np.ndarray:

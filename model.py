@@ -148,9 +148,10 @@ class Gen_Model:
         wdl_head_loss (WDL)."""
         return "wdl_head_loss" if self.valueHeadKind == "wdl" else "value_head_loss"
 
-    def trainingData(self, minibatch, qWeight: float = 0.0):
+    def trainingData(self, minibatch, qWeight=0.0):
         """(model inputs, targets by output of `trainingModel`) for memory rows: the
-        policy target, and the value target (1 - qWeight) * z + qWeight * q as one
+        policy target, and the value target (1 - w) * z + w * q (w `qWeight`, one
+        number or one per row: `loss.qWeights`) as one
         number (`loss.valueTargets`) or, for a WDL head, as win/draw/loss
         probabilities with that expectation (`loss.wdlTargets`)."""
         states = self.convertToModelInputs([row["state"] for row in minibatch])

@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         rows += teacherSelfplay(network, selfplay_cfg, args.selfplay_games, say=lambda text: print(text, flush=True))
     if args.targets > 0:
         print("The value targets fitted, against perfect play:\n"
-              + targetTable(targetAgreement(rows, args.targets, cfg.VALUE_TARGET_Q_WEIGHT, cfg.SEED)), flush=True)
+              + targetTable(targetAgreement(rows, args.targets, cfg, cfg.SEED)), flush=True)
     sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
     print(f"Version {version} of {folder}{f' widened to {args.filters} filters' if args.filters else ''} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
           f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}), "

@@ -33,7 +33,6 @@ candidate for a run of its own; one that does not, is not worth one.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import time
@@ -53,7 +52,7 @@ from agent import Agent  # noqa: E402
 from config import STRONG  # noqa: E402
 from curve import scoredRow  # noqa: E402
 from game import CELLS, GameState  # noqa: E402
-from loss import POLICY_NOT_LEGAL  # noqa: E402
+from loss import POLICY_NOT_LEGAL, qWeights  # noqa: E402
 from memory import Memory, mergedRows  # noqa: E402
 from model import Residual_CNN  # noqa: E402
 from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
@@ -257,7 +256,7 @@ def main(argv: list[str] | None = None) -> dict:
     order = np.random.default_rng(cfg.SEED).permutation(len(rows))
     held = max(1, int(HOLDOUT * len(rows)))
     fitted, kept = [rows[i] for i in order[held:]], [rows[i] for i in order[:held]]
-    inputs, stored = teacher.trainingData(fitted, cfg.VALUE_TARGET_Q_WEIGHT)
+    inputs, stored = teacher.trainingData(fitted, qWeights(fitted, cfg))
     targets = blendedTargets(stored, teacherTargets(teacher, inputs, [r["state"] for r in fitted]),
                              args.teacher_weight)
     sampled: list = []

@@ -6,7 +6,7 @@ Run: .venv/bin/python benchmarks/targets.py [--run-folder F] [--version V] [--ga
                                             [--search-sims N ...] [--search-positions K] [--search-set ...]
 
 The value head learns the results z of the run's own games (mixed with the search's
-q, `loss.valueTargets`), so it can be no righter than they are: a position whose game
+q, `loss.valueTargets` and `loss.qWeights`), so it can be no righter than they are: a position whose game
 was lost by a mistake later on is taught as lost though it was drawn.  Version V of
 run F (default its best) plays G games against itself with the run's self-play
 settings, and with each `--arm`'s changes instead (e.g. `--arm MCTS_SIMS=128` or
@@ -40,7 +40,7 @@ import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import STRONG, ConfigError  # noqa: E402
-from loss import valueTargets  # noqa: E402
+from loss import qWeights, valueTargets  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 
 
@@ -71,20 +71,20 @@ def _byResult(stage: str, results: np.ndarray, measures: dict[str, np.ndarray]) 
     return groups
 
 
-def targetAgreement(rows: list[dict], count: int, q_weight: float, seed: int = 0) -> list[dict]:
+def targetAgreement(rows: list[dict], count: int, cfg, seed: int = 0) -> list[dict]:
     """The memory's value targets against perfect play (`stagePicks`), grouped by the
     true result t for the player to move: per group the positions, the share whose game
-    result z is t, and the mean |value target - t| (the target the run trains on: z
-    mixed with the search's q by `q_weight`)."""
-    return targetGroups(stagePicks(rows, count, seed), q_weight)
+    result z is t, and the mean |value target - t| (the target `cfg`'s run trains on:
+    z mixed with the search's q by `loss.qWeights`)."""
+    return targetGroups(stagePicks(rows, count, seed), cfg)
 
 
-def targetGroups(picks: list[tuple[str, list[dict], np.ndarray]], q_weight: float) -> list[dict]:
+def targetGroups(picks: list[tuple[str, list[dict], np.ndarray]], cfg) -> list[dict]:
     """`targetAgreement` of positions already drawn (`stagePicks`)."""
     return [group for stage, picked, results in picks
             for group in _byResult(stage, results, {
                 "z_is_result": np.array([row["value"] for row in picked]) == results,
-                "target_error": np.abs(valueTargets(picked, q_weight) - results)})]
+                "target_error": np.abs(valueTargets(picked, qWeights(picked, cfg)) - results)})]
 
 
 def valueAgreement(picks: list[tuple[str, list[dict], np.ndarray]], valuesOf) -> list[dict]:
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         rows = teacherSelfplay(network, arm_cfg, args.games, say=lambda text: None)
         played = time.perf_counter() - start
         picks = stagePicks(rows, args.positions, cfg.SEED)
-        groups = targetGroups(picks, arm_cfg.VALUE_TARGET_Q_WEIGHT)
+        groups = targetGroups(picks, arm_cfg)
         print(f"Version {version} of {folder}, self-play {changes or 'as the run plays it'}: {args.games} games, "
               f"{len(rows):,} positions stored ({played:.0f} s); {args.positions} a stage against the solver "
               f"({time.perf_counter() - start - played:.0f} s)\n{targetTable(groups)}", flush=True)

@@ -147,7 +147,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     strong = config.STRONG
     assert strong.ROOT_SEARCH == "gumbel" and strong.MERGE_DUPLICATES and 0 < strong.VALUE_TARGET_Q_WEIGHT < 1
     assert config.DEFAULT.ROOT_SEARCH == "puct" and not config.DEFAULT.MERGE_DUPLICATES
-    assert config.DEFAULT.VALUE_TARGET_Q_WEIGHT == 0
+    assert config.DEFAULT.VALUE_TARGET_Q_WEIGHT == 0 and config.DEFAULT.OPENING_STONES == 0
     assert strong.PLAY_ROOT_SEARCH == "puct" and config.DEFAULT.PLAY_ROOT_SEARCH == ""  # the tutorial: ROOT_SEARCH
     assert strong.PLAY_CPUCT == 2.0 and config.DEFAULT.PLAY_CPUCT == 0  # the tutorial: CPUCT
     assert not config.DEFAULT.MIRROR_AVERAGE and not config.DEFAULT.PLAY_MIRROR_AVERAGE  # one evaluation per leaf
@@ -167,6 +167,9 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     ({"HIDDEN_CNN_LAYERS": []}, r"HIDDEN_CNN_LAYERS must be a non-empty list .*got \[\]"),
     ({"LOGGERS": {"main": True, "search": True}}, r"unknown logger names \['search'\]"),
     ({"VALUE_TARGET_Q_WEIGHT": 1.5}, r"VALUE_TARGET_Q_WEIGHT must lie in \[0, 1\]"),
+    ({"VALUE_TARGET_Q_WEIGHT_OPENING": -0.1}, r"VALUE_TARGET_Q_WEIGHT_OPENING must lie in \[0, 1\]"),
+    ({"OPENING_STONES": 43}, "OPENING_STONES must be at most 42"),
+    ({"OPENING_STONES": -1}, "OPENING_STONES must not be negative, got -1"),
     ({"MERGE_DUPLICATES": 1}, "MERGE_DUPLICATES must be True or False"),
     ({"MIRROR_AVERAGE": "yes"}, "MIRROR_AVERAGE must be True or False, got 'yes'"),
     ({"LEAF_BATCH": 0}, "LEAF_BATCH must be positive, got 0"),

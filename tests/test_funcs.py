@@ -729,6 +729,10 @@ def test_the_memory_log_shows_the_value_target_retraining_uses(tiny_cfg, tiny_mo
     funcs.logMemorySample(memory, makeAgent("current", tiny_model, tiny_cfg.replace(VALUE_TARGET_Q_WEIGHT=0.25)),
                           logger, size=1)
     assert "target value -0.650 (result z -1, search q +0.400, q weight 0.25)" in stream.getvalue()
+    logger, stream = recordingLogger("memory-sample-opening")
+    opening = tiny_cfg.replace(VALUE_TARGET_Q_WEIGHT=0.25, OPENING_STONES=2, VALUE_TARGET_Q_WEIGHT_OPENING=1.0)
+    funcs.logMemorySample(memory, makeAgent("current", tiny_model, opening), logger, size=1)
+    assert "target value +0.400 (result z -1, search q +0.400, q weight 1.00)" in stream.getvalue()
 
 
 def test_terminal_training_names_an_engine_this_machine_cannot_run(tmp_path, tiny_cfg, monkeypatch, capsys):

@@ -4,7 +4,9 @@
 import numpy as np
 import pytest
 
+from config import Config
 from game import Game, GameState
+from loss import qWeights
 from memory import Memory, MergedRows, mergedRows
 from storage import RunFileError
 
@@ -233,6 +235,17 @@ def test_each_position_keeps_the_search_value_and_mixes_it_into_the_value_target
     _, mixed = tiny_model.trainingData(rows, qWeight=0.25)
     np.testing.assert_allclose(z_only["value_head"], [-1.0, -1.0])
     np.testing.assert_allclose(mixed["value_head"], [0.75 * -1.0 + 0.25 * 0.4] * 2)
+
+
+def test_an_opening_takes_its_own_q_weight_and_later_positions_the_runs(tiny_model):
+    states = [GameState.fromMoves(moves) for moves in ("4", "4433", "443322")]  # 1, 4 and 6 stones
+    rows = [{"board": state.board, "state": state, "id": state.id, "AV": _one_hot(state.allowedActions[0]),
+             "value": -1.0, "q": 0.5} for state in states]
+    cfg = Config(VALUE_TARGET_Q_WEIGHT=0.25, OPENING_STONES=5, VALUE_TARGET_Q_WEIGHT_OPENING=1.0)
+    np.testing.assert_allclose(qWeights(rows, cfg), [1.0, 1.0, 0.25])
+    np.testing.assert_allclose(qWeights(rows, Config(VALUE_TARGET_Q_WEIGHT=0.25)), [0.25] * 3)  # OPENING_STONES 0
+    _, targets = tiny_model.trainingData(rows, qWeights(rows, cfg))
+    np.testing.assert_allclose(targets["value_head"], [0.5, 0.5, 0.75 * -1.0 + 0.25 * 0.5])
 
 
 def test_without_a_search_value_q_is_the_result_and_survives_a_round_trip(tmp_path):

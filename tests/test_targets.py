@@ -12,7 +12,10 @@ import storage
 from agent import Agent
 from benchmarks import refit, targets
 from game import GameState
+from config import Config
 from tests.helpers import withMemory
+
+HALF_Q = Config(VALUE_TARGET_Q_WEIGHT=0.5)
 
 
 def solvedRows(folder):
@@ -25,22 +28,22 @@ def solvedRows(folder):
 
 def test_true_targets_agree_everywhere_and_a_zero_q_halves_them(run_folder):
     rows = solvedRows(run_folder)
-    exact = targets.targetAgreement(rows, 1000, 0.5)
+    exact = targets.targetAgreement(rows, 1000, HALF_Q)
     assert sum(g["positions"] for g in exact) == len(rows)
     assert all(g["z_is_result"] == 1.0 and g["target_error"] == 0.0 for g in exact)
     assert all(s["z_is_result"] == 1.0 for s in targets.stageSummary(exact).values())
     for row in rows:
         row["q"] = 0.0
-    halved = targets.targetAgreement(rows, 1000, 0.5)
+    halved = targets.targetAgreement(rows, 1000, HALF_Q)
     assert {(g["result"], g["target_error"]) for g in halved} <= {("won", 0.5), ("drawn", 0.0), ("lost", 0.5)}
-    assert sum(g["positions"] for g in targets.targetAgreement(rows, 10, 0.5)) <= 10 * len(evaluation.PHASES)
+    assert sum(g["positions"] for g in targets.targetAgreement(rows, 10, HALF_Q)) <= 10 * len(evaluation.PHASES)
 
 
 def test_a_wrong_result_counts_against_its_stage(run_folder):
     rows = solvedRows(run_folder)
     wrong = next(row for row in rows if row["value"] == 0)
     wrong["value"] = 1.0
-    summary = targets.stageSummary(targets.targetAgreement(rows, 1000, 0.5))
+    summary = targets.stageSummary(targets.targetAgreement(rows, 1000, HALF_Q))
     stage = evaluation.phaseOf(int((wrong["state"].board != 0).sum()))
     assert summary[stage]["z_is_result"] == pytest.approx(1 - 1 / summary[stage]["positions"])
     assert all(s["z_is_result"] == 1.0 for name, s in summary.items() if name != stage)
@@ -84,7 +87,7 @@ def test_values_are_scored_by_their_nearest_result(run_folder):
     leaning = targets.valueAgreement(picks, lambda picked: [0.4] * len(picked))
     assert {(g["result"], g["value_is_result"], round(g["value_error"], 6)) for g in leaning} <= {
         ("won", 0.0, 0.6), ("drawn", 1.0, 0.4), ("lost", 0.0, 1.4)}
-    assert targets.targetAgreement(rows, 1000, 0.5) == targets.targetGroups(picks, 0.5)
+    assert targets.targetAgreement(rows, 1000, HALF_Q) == targets.targetGroups(picks, HALF_Q)
 
 
 def test_a_new_search_finds_the_win_and_leaves_the_rows_alone(tiny_cfg, tiny_model):

@@ -51,7 +51,7 @@ def test_a_merged_position_won_once_and_lost_once_is_unclear_not_drawn():
     np.testing.assert_allclose(drawn[0]["z_wdl"], [0, 1, 0])
 
 
-@pytest.mark.parametrize("q_weight", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("q_weight", [0.0, 0.5, 1.0, np.linspace(0, 1, 11)])
 def test_wdl_targets_are_distributions_with_the_value_targets_expectation(q_weight):
     positions = randomPositions(12, seed=2)
     rows = [_row(state, float(z), float(q)) for state, z, q in
