@@ -4,6 +4,7 @@ position's true result, by self-play setting.
 Run: .venv/bin/python benchmarks/targets.py [--run-folder F] [--version V] [--games G]
                                             [--positions N] [--arm NAME=VALUE,...] ... [--out FILE]
                                             [--search-sims N ...] [--search-positions K] [--search-set ...]
+                                            [--pons-set NAME ...]
 
 The value head learns the results z of the run's own games (mixed with the search's
 q, `loss.valueTargets` and `loss.qWeights`), so it can be no righter than they are: a position whose game
@@ -17,7 +18,9 @@ the solver: per stage and true result, the share whose z is that result and the 
 per stage are also valued by the network alone and by a new search of each N
 simulations (the run's search, or `--search-set`'s): whether a deeper search's
 value of a position is truer than the game's result, the fixed point the targets
-would move to if training learnt from it.  The solver measures only: nothing here
+would move to if training learnt from it.  With `--pons-set` the values are
+checked on Pons' positions instead (a fixed set: versions compare on the same
+positions), and no games are played.  The solver measures only: nothing here
 trains.
 """
 
@@ -41,6 +44,7 @@ import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import STRONG, ConfigError  # noqa: E402
 from loss import qWeights, valueTargets  # noqa: E402
+from pons import PONS_FOLDER, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 
 
@@ -118,16 +122,16 @@ def networkValues(network, rows: list[dict]) -> np.ndarray:
 
 
 def stageSummary(groups: list[dict]) -> dict[str, dict]:
-    """Per stage, over its results together: the positions and every measure of the
-    groups (`targetAgreement`, `valueAgreement`) weighted by their positions."""
+    """Per label (a stage, or a Pons set), over its results together: the positions
+    and every measure of the groups (`targetAgreement`, `valueAgreement`) weighted by
+    their positions."""
     summary = {}
-    for stage, _ in evaluation.PHASES:
-        mine = [g for g in groups if g["stage"] == stage]
+    for label in dict.fromkeys(g["stage"] for g in groups):
+        mine = [g for g in groups if g["stage"] == label]
         positions = sum(g["positions"] for g in mine)
-        if positions:
-            measures = [key for key in mine[0] if key not in ("stage", "result", "positions")]
-            summary[stage] = {"positions": positions,
-                              **{key: sum(g[key] * g["positions"] for g in mine) / positions for key in measures}}
+        measures = [key for key in mine[0] if key not in ("stage", "result", "positions")]
+        summary[label] = {"positions": positions,
+                          **{key: sum(g[key] * g["positions"] for g in mine) / positions for key in measures}}
     return summary
 
 
@@ -141,25 +145,37 @@ def targetTable(groups: list[dict]) -> str:
 
 
 def valueTable(sources: dict[str, list[dict]]) -> str:
-    """Per source of values (`valueAgreement` groups) and stage: the share whose nearest
-    result is the true one and the mean |value - result|."""
-    stages = [stage for stage, _ in evaluation.PHASES]
-    lines = [f"{'values':<22}" + "".join(f"{stage + ': nearest = t':>20} {'|v - t|':>8}" for stage in stages)]
+    """Per source of values (`valueAgreement` groups) and label (stage or set): the
+    share whose nearest result is the true one and the mean |value - result|."""
+    labels = list(dict.fromkeys(g["stage"] for groups in sources.values() for g in groups))
+    width = max(len(label) for label in labels) + 16
+    lines = [f"{'values':<22}" + "".join(f"{label + ': nearest = t':>{width}} {'|v - t|':>8}" for label in labels)]
     for name, groups in sources.items():
         summary = stageSummary(groups)
         lines.append(f"{name:<22}" + "".join(
-            f"{summary[stage]['value_is_result']:>20.3f} {summary[stage]['value_error']:>8.3f}" if stage in summary
-            else f"{'':>20} {'':>8}" for stage in stages))
+            f"{summary[label]['value_is_result']:>{width}.3f} {summary[label]['value_error']:>8.3f}" if label in summary
+            else f"{'':>{width}} {'':>8}" for label in labels))
     return "\n".join(lines)
+
+
+def ponsPicks(folder: Path, sets: list[str], limit: int) -> list[tuple[str, list[dict], np.ndarray]]:
+    """Pons' sets as `stagePicks` would give them, one label per set: each set's first
+    `limit` positions (as rows holding their state) and their solved results for the
+    player to move."""
+    picks = []
+    for name in sets:
+        solved = evaluation.loadPonsSet(folder / name, limit)
+        stage, difficulty, _, _ = evaluation.PONS_SETS[name]
+        picks.append((f"{stage}-{difficulty}", [{"state": state} for state, _ in solved],
+                      np.array([evaluation.outcomeClass(score) for _, score in solved])))
+    return picks
 
 
 def checkValues(picks: list[tuple[str, list[dict], np.ndarray]], network, cfg, sims: list[int],
                 positions: int) -> dict[str, list[dict]]:
     """The network's values and those of new searches of each of `sims` simulations
-    (`cfg`'s search otherwise) on the first `positions` picked per stage, against the
-    true results (`valueAgreement`), printed as they come; none without `sims`."""
-    if not sims:
-        return {}
+    (`cfg`'s search otherwise) on the first `positions` picked per label, against the
+    true results (`valueAgreement`), printed as they come."""
     first = [(stage, picked[:positions], results[:positions]) for stage, picked, results in picks]
     sources = {"network": valueAgreement(first, lambda rows: networkValues(network, rows))}
     for count in sims:
@@ -193,6 +209,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="positions per stage searched anew (default 500; at most --positions)")
     parser.add_argument("--search-set", type=armChanges, default={}, metavar="NAME=VALUE,...",
                         help="settings of those searches (default the run's own, e.g. ROOT_SEARCH=puct,CPUCT=2.0)")
+    parser.add_argument("--pons-set", type=setName, action="append", default=[], metavar="NAME",
+                        help="check the network's values (and --search-sims searches') on this Pons set "
+                             "(e.g. L1_R3), --search-positions of its positions, instead of self-play's "
+                             "(repeatable)")
+    parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER, help="where Pons' sets are")
     parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     folder = args.run_folder
@@ -208,6 +229,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
         parser.error(f"{folder} has no version {version} ({runs.savedVersionsList(folder)})")
     network = runs.networkFor(cfg, folder)
     network.loadWeights(storage.model_path(folder, version))
+    if args.pons_set:
+        print(f"Version {version} of {folder} on Pons' sets:", flush=True)
+        values = checkValues(ponsPicks(args.pons_folder, args.pons_set, args.search_positions), network, search_cfg,
+                             args.search_sims, args.search_positions)
+        results = [{"pons_sets": args.pons_set, "values": values}]
+        if args.out is not None:
+            storage.write_json(args.out, {"run_folder": str(folder), "version": version, "pons": results[0]})
+        return results
     results = []
     for changes, arm_cfg in zip(arms, configs):
         keras.utils.set_random_seed(cfg.SEED)
@@ -221,7 +250,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
               f"({time.perf_counter() - start - played:.0f} s)\n{targetTable(groups)}", flush=True)
         results.append({"changes": changes, "positions_stored": len(rows), "groups": groups,
                         "stages": stageSummary(groups),
-                        "values": checkValues(picks, network, search_cfg, args.search_sims, args.search_positions)})
+                        "values": checkValues(picks, network, search_cfg, args.search_sims, args.search_positions)
+                        if args.search_sims else {}})
     if args.out is not None:
         storage.write_json(args.out, {"run_folder": str(folder), "version": version, "games": args.games,
                                       "arms": results})

@@ -106,3 +106,17 @@ def test_search_sims_value_the_same_positions(run_folder, capsys):
     counts = [sum(g["positions"] for g in groups) for groups in values.values()]
     assert counts[0] == counts[1] == counts[2] and 0 < counts[0] <= 3 * len(evaluation.PHASES)
     assert "search 8 sims" in capsys.readouterr().out
+
+
+def test_pons_positions_are_valued_set_by_set_without_games(run_folder, tmp_path):
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    (pons / "Test_L1_R1").write_text("121217 18\n445566 18\n")  # the player to move wins at once
+    (pons / "Test_L3_R1").write_text("2252576253462244111563365343671351441 -1\n")
+    results = targets.main(["--run-folder", str(run_folder), "--version", "1", "--pons-set", "L1_R1",
+                            "--pons-set", "L3_R1", "--pons-folder", str(pons), "--search-sims", "64"])
+    values = results[0]["values"]
+    searched = targets.stageSummary(values["search 64 sims"])
+    assert list(searched) == ["begin-easy", "end-easy"]
+    assert searched["begin-easy"] == {"positions": 2, "value_is_result": 1.0, "value_error": 0.0}
+    assert targets.stageSummary(values["network"])["end-easy"]["positions"] == 1
