@@ -4,24 +4,24 @@ position's true result, by self-play setting.
 Run: .venv/bin/python benchmarks/targets.py [--run-folder F] [--version V] [--games G]
                                             [--positions N] [--arm NAME=VALUE,...] ... [--out FILE]
                                             [--search-sims N ...] [--search-positions K] [--search-set ...]
-                                            [--pons-set NAME ...]
+                                            [--by-stones] [--pons-set NAME ...]
 
-The value head learns the results z of the run's own games (mixed with the search's
-q, `loss.valueTargets` and `loss.qWeights`), so it can be no righter than they are: a position whose game
-was lost by a mistake later on is taught as lost though it was drawn.  Version V of
-run F (default its best) plays G games against itself with the run's self-play
-settings, and with each `--arm`'s changes instead (e.g. `--arm MCTS_SIMS=128` or
-`--arm CPUCT=2.0,TURNS_UNTIL_TAU0=4`: a setting that makes self-play's games truer
+The value head learns the results z of the run's own games (mixed with the search's q,
+`loss.valueTargets` and `loss.qWeights`), so it can be no righter than they are: a
+position whose game was lost by a mistake later on is taught as lost though it was
+drawn. Version V of run F (default its best) plays G games against itself with the run's
+self-play settings, and with each `--arm`'s changes instead (e.g. `--arm MCTS_SIMS=128`
+or `--arm CPUCT=2.0,TURNS_UNTIL_TAU0=4`: a setting that makes self-play's games truer
 makes its targets truer); N of the stored positions per stage are then checked against
 the solver: per stage and true result, the share whose z is that result and the mean
-|value target - true result|.  With `--search-sims`, the first K of those positions
-per stage are also valued by the network alone and by a new search of each N
-simulations (the run's search, or `--search-set`'s): whether a deeper search's
-value of a position is truer than the game's result, the fixed point the targets
-would move to if training learnt from it.  With `--pons-set` the values are
-checked on Pons' positions instead (a fixed set: versions compare on the same
-positions), and no games are played.  The solver measures only: nothing here
-trains.
+|value target - true result|; with `--by-stones` z's and the search's stored q's by
+stones on the board. With `--search-sims`, the first K of those positions per stage are
+also valued by the network alone and by a new search of each N simulations (the run's
+search, or `--search-set`'s): whether a deeper search's value of a position is truer
+than the game's result, the fixed point the targets would move to if training learnt
+from it. With `--pons-set` the values are checked on Pons' positions instead (a fixed
+set: versions compare on the same positions), and no games are played. The solver
+measures only: nothing here trains.
 """
 
 from __future__ import annotations
@@ -144,6 +144,27 @@ def targetTable(groups: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def stonesTable(picks: list[tuple[str, list[dict], np.ndarray]], bucket: int = 3) -> str:
+    """The picked positions by stones on the board, `bucket` at a time: how often the
+    game's result z and the search's stored q (its nearest result) are the true result
+    t, and their mean |z - t| and (q - t)^2 (what the value head's squared error
+    learns from): which of the two is the truer target at each depth."""
+    rows = [(int(np.count_nonzero(row["state"].board)), row["value"], row["q"], t)
+            for _, picked, results in picks for row, t in zip(picked, results)]
+    stones, z, q, t = (np.array(column, dtype=np.float64) for column in zip(*rows))
+    lines = [f"{'stones':<7} {'positions':>9} {'z = t':>6} {'|z - t|':>8} {'(z - t)^2':>9} {'q ~ t':>6} "
+             f"{'|q - t|':>8} {'(q - t)^2':>9}"]
+    for first in range(0, 42, bucket):
+        chosen = (stones >= first) & (stones < first + bucket)
+        if chosen.any():
+            zc, qc, tc = z[chosen], q[chosen], t[chosen]
+            lines.append(f"{first:>2}-{first + bucket - 1:<4} {chosen.sum():>9} {np.mean(zc == tc):>6.3f} "
+                         f"{np.mean(np.abs(zc - tc)):>8.3f} {np.mean((zc - tc) ** 2):>9.3f} "
+                         f"{np.mean(np.rint(qc) == tc):>6.3f} {np.mean(np.abs(qc - tc)):>8.3f} "
+                         f"{np.mean((qc - tc) ** 2):>9.3f}")
+    return "\n".join(lines)
+
+
 def valueTable(sources: dict[str, list[dict]]) -> str:
     """Per source of values (`valueAgreement` groups) and label (stage or set): the
     share whose nearest result is the true one and the mean |value - result|."""
@@ -209,6 +230,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="positions per stage searched anew (default 500; at most --positions)")
     parser.add_argument("--search-set", type=armChanges, default={}, metavar="NAME=VALUE,...",
                         help="settings of those searches (default the run's own, e.g. ROOT_SEARCH=puct,CPUCT=2.0)")
+    parser.add_argument("--by-stones", action="store_true",
+                        help="also print z's and the stored q's truth by stones on the board")
     parser.add_argument("--pons-set", type=setName, action="append", default=[], metavar="NAME",
                         help="check the network's values (and --search-sims searches') on this Pons set "
                              "(e.g. L1_R3), --search-positions of its positions, instead of self-play's "
@@ -248,6 +271,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(f"Version {version} of {folder}, self-play {changes or 'as the run plays it'}: {args.games} games, "
               f"{len(rows):,} positions stored ({played:.0f} s); {args.positions} a stage against the solver "
               f"({time.perf_counter() - start - played:.0f} s)\n{targetTable(groups)}", flush=True)
+        if args.by_stones:
+            print(stonesTable(picks), flush=True)
         results.append({"changes": changes, "positions_stored": len(rows), "groups": groups,
                         "stages": stageSummary(groups),
                         "values": checkValues(picks, network, search_cfg, args.search_sims, args.search_positions)

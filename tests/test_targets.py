@@ -120,3 +120,16 @@ def test_pons_positions_are_valued_set_by_set_without_games(run_folder, tmp_path
     assert list(searched) == ["begin-easy", "end-easy"]
     assert searched["begin-easy"] == {"positions": 2, "value_is_result": 1.0, "value_error": 0.0}
     assert targets.stageSummary(values["network"])["end-easy"]["positions"] == 1
+
+
+def test_the_stones_table_puts_each_position_in_its_bucket(run_folder):
+    rows = solvedRows(run_folder)
+    for row in rows:
+        row["q"] = -0.9 * row["value"]  # z true, q the wrong way
+    picks = targets.stagePicks(rows, 1000)
+    lines = targets.stonesTable(picks, bucket=42).splitlines()
+    assert len(lines) == 2
+    count, z_true, z_error, z_square, q_near, *_ = lines[1].split()[1:]
+    assert int(count) == len(rows) and (z_true, z_error, z_square) == ("1.000", "0.000", "0.000")
+    drawn = np.mean([row["value"] == 0 for row in rows])
+    assert float(q_near) == pytest.approx(drawn, abs=1e-3)  # only the drawn positions' q (0) is right
