@@ -199,11 +199,10 @@ class Config:
     the search's value of the move played (both for the player to move).  0 is the
     tutorial (z only)."""
     OPENING_STONES: int = 0
-    """Positions of fewer stones than this take VALUE_TARGET_Q_WEIGHT_OPENING as their
-    w instead: an opening's z is the result of many later moves, each a chance of a
-    mistake, so its q can be the truer target.  0 is the tutorial (none)."""
+    """Positions of fewer stones take w = VALUE_TARGET_Q_WEIGHT_OPENING: an opening's z
+    follows many later moves, each a chance of a mistake, so its q can be the truer
+    target.  0 is the tutorial (none)."""
     VALUE_TARGET_Q_WEIGHT_OPENING: float = 0.0
-    """w of the positions of fewer than OPENING_STONES stones."""
     VALUE_HEAD: str = "tanh"
     """What the value head predicts, for the player to move: "tanh" (the tutorial: one
     number in [-1, 1], trained by mean squared error against the value target) or

@@ -392,8 +392,7 @@ def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size:
         state.render(logger)
         columns = [c for c in range(COLUMNS) if state.actionForColumn(c) is not None]
         logger.info("target value %+.3f (result z %+.0f, search q %+.3f, q weight %.2f), network value %+.3f "
-                    "(for %s to move)", target, row["value"], row["q"], weight, value,
-                    playerPiece(state.playerTurn))
+                    "(for %s to move)", target, row["value"], row["q"], weight, value, playerPiece(state.playerTurn))
         logger.info("column        %s", " ".join(f"{c + 1:5d}" for c in columns))
         logger.info("search policy %s", " ".join(f"{row['AV'][state.actionForColumn(c)]:5.2f}" for c in columns))
         logger.info("network prior %s", " ".join(f"{probs[state.actionForColumn(c)]:5.2f}" for c in columns))
