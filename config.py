@@ -144,11 +144,10 @@ class Config:
     ALPHA: float = 0.8
     """Concentration of that Dirichlet noise."""
     ROOT_SEARCH: str = "puct"
-    """How the root's move is searched and chosen: "puct" (the tutorial: every
-    simulation descends by max Q + U, the move and the policy target come from the
-    visit counts) or "gumbel" (Gumbel AlphaZero: sampled actions compared by
-    sequential halving, the policy target from completed Q-values; PUCT below the
-    root, no Dirichlet noise)."""
+    """How the root's move is searched and chosen: "puct" (the tutorial: every simulation descends
+    by max Q + U, the move and the policy target come from the visit counts) or "gumbel" (Gumbel
+    AlphaZero: sampled actions compared by sequential halving, the policy target from completed
+    Q-values; PUCT below the root, no Dirichlet noise)."""
     GUMBEL_SAMPLED_ACTIONS: int = 16
     """Gumbel root search: how many root actions (at most) are considered."""
     GUMBEL_C_VISIT: float = 50.0
@@ -162,18 +161,16 @@ class Config:
     search (a person's opponent) runs more simulations a second; self-play already
     fills its calls with many games' leaves.  1 (the tutorial): one leaf at a time."""
     MIRROR_AVERAGE: bool = False
-    """The search evaluates each leaf together with its mirror image (the left-right
-    reflection, a symmetry of the rules) in the same network call and uses the mean
-    of the two outputs: a value with less of the network's noise, at twice the
-    positions evaluated (little more time where calls are small, as in one game's
-    search; twice the time in self-play's full batches).  False (the tutorial): one
-    evaluation per leaf."""
+    """The search evaluates each leaf together with its mirror image (the left-right reflection, a
+    symmetry of the rules) in the same network call and uses the mean of the two outputs: a value
+    with less of the network's noise, at twice the positions evaluated (little more time where calls
+    are small, as in one game's search; twice the time in self-play's full batches).  False (the
+    tutorial): one evaluation per leaf."""
     PRIOR_TEMPERATURE: float = 1.0
-    """The softmax temperature of the network's policy where the search expands a
-    leaf: priors proportional to exp(logit / PRIOR_TEMPERATURE) over the legal moves.
-    Above 1 the priors are flatter, so a move the network rates low still draws some
-    visits; the policy the network learns from is untouched.  1 (the tutorial): the
-    network's own softmax."""
+    """The softmax temperature of the network's policy where the search expands a leaf: priors
+    proportional to exp(logit / PRIOR_TEMPERATURE) over the legal moves. Above 1 the priors are
+    flatter, so a move the network rates low still draws some visits; the policy the network learns
+    from is untouched.  1 (the tutorial): the network's own softmax."""
 
     # --- retraining --------------------------------------------------------------
     BATCH_SIZE: int = 256
@@ -195,9 +192,8 @@ class Config:
     TRAINING_LOOPS: int = 10
     """Samples-and-fits per iteration."""
     VALUE_TARGET_Q_WEIGHT: float = 0.0
-    """The value target of a position is (1 - w) * z + w * q: z the game's result, q
-    the search's value of the move played (both for the player to move).  0 is the
-    tutorial (z only)."""
+    """The value target of a position is (1 - w) * z + w * q: z the game's result, q the search's
+    value of the move played (both for the player to move).  0 is the tutorial (z only)."""
     OPENING_STONES: int = 0
     """Positions of fewer stones take w = VALUE_TARGET_Q_WEIGHT_OPENING: an opening's z
     follows many later moves, each a chance of a mistake, so its q can be the truer
@@ -210,11 +206,10 @@ class Config:
     the search reads their expectation P(win) - P(loss)).  A tanh head cannot tell a
     drawn position from an unclear one (both near 0); a WDL head says which."""
     TRAINING_PRECISION: str = "float32"
-    """The arithmetic of retraining's gradient steps: "float32" (the tutorial) or
-    "bfloat16" (Keras's mixed_bfloat16: the layers compute in bfloat16 on the CPU's
-    bfloat16 units, the weights and the heads' outputs stay float32).  The saved
-    networks and the search's engine are float32 either way; a CPU without native
-    bfloat16 trains in float32 and says so."""
+    """The arithmetic of retraining's gradient steps: "float32" (the tutorial) or "bfloat16"
+    (Keras's mixed_bfloat16: the layers compute in bfloat16 on the CPU's bfloat16 units, the weights
+    and the heads' outputs stay float32).  The saved networks and the search's engine are float32
+    either way; a CPU without native bfloat16 trains in float32 and says so."""
     MERGE_DUPLICATES: bool = False
     """Retraining samples distinct positions: the rows of a position that occurs
     several times in memory are merged into one, with their policy and value targets
@@ -223,12 +218,11 @@ class Config:
     """Retraining (and so the tournament) starts once memory holds this many
     positions.  The tutorial waits for a full memory: set it to MEMORY_SIZE for that."""
     REANALYSE_POSITIONS: int = 0
-    """Memory positions whose targets are refreshed each iteration, before retraining,
-    by a new search of the best network (Reanalyse, as in MuZero): their policy target
-    and search value q become what today's network finds there; the game's result
-    stays.  Positions stay in memory for many iterations, their targets from the
-    network of the day they were played; this keeps them nearer the current one, at
-    the price of a search per position.  0 is the tutorial (none)."""
+    """Memory positions whose targets are refreshed each iteration, before retraining, by a new
+    search of the best network (Reanalyse, as in MuZero): their policy target and search value q
+    become what today's network finds there; the game's result stays.  Positions stay in memory for
+    many iterations, their targets from the network of the day they were played; this keeps them
+    nearer the current one, at the price of a search per position.  0 is the tutorial (none)."""
     HIDDEN_CNN_LAYERS: list = field(default_factory=_default_layers)
     """First entry: the convolutional block; every further entry: one residual block."""
 
@@ -272,9 +266,8 @@ class Config:
     """The root search of that agent, "puct" or "gumbel" (also what `make perfect`
     measures by default); "": ROOT_SEARCH, as in the tutorial."""
     PLAY_CPUCT: float = 0.0
-    """The exploration constant of that agent's search; 0: CPUCT, as in the tutorial.
-    Self-play keeps CPUCT: a search of a few dozen simulations and one of thousands
-    need not explore alike."""
+    """The exploration constant of that agent's search; 0: CPUCT, as in the tutorial. Self-play
+    keeps CPUCT: a search of a few dozen simulations and one of thousands need not explore alike."""
     PLAY_LEAF_BATCH: int = 0
     """Leaves per network call of that agent's search (LEAF_BATCH); 0: LEAF_BATCH."""
     PLAY_MIRROR_AVERAGE: bool = False
@@ -286,12 +279,11 @@ class Config:
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
-    """Ray workers that play the self-play and tournament games (each holds its own
-    copy of the networks and plays its share of the games in lockstep); the
-    learner keeps memory, retraining and promotion.  0: every game is played in
-    the training process, without Ray.  The games, and so memory, are the same for
-    any number (see workers.py).  Taken from the config given to training, also
-    when a run is resumed."""
+    """Ray workers that play the self-play and tournament games (each holds its own copy of the
+    networks and plays its share of the games in lockstep); the learner keeps memory, retraining and
+    promotion.  0: every game is played in the training process, without Ray.  The games, and so
+    memory, are the same for any number (see workers.py).  Taken from the config given to training,
+    also when a run is resumed."""
     RAY_ADDRESS: str | None = None
     """With WORKERS > 0: the Ray cluster to join ("host:6379" of the machine that ran
     `ray start --head`), or None to start a local Ray on this machine's CPUs."""
@@ -565,34 +557,29 @@ STRONG = DEFAULT.replace(
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
     EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=8000, PLAY_ROOT_SEARCH="puct",
     PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=16, TENSORBOARD=True, RUN_FOLDER="run_archive/connect4/run0002")
-"""The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
-`cfg = config.STRONG` in the notebook).  What it changes, and why:
-- Gumbel AlphaZero root search with 32 simulations: it improves the policy with few
-  simulations, where PUCT needs hundreds; the first 12 moves of a self-play game
-  (random opening moves included) are random or sampled through the Gumbel draws,
-  later ones are the search's best.
-- Each self-play game starts with 0 to 8 uniformly random moves, neither searched nor
-  stored (RANDOM_OPENING_MOVES): without them the first shipped run (run0001) played
-  the same few openings (its memory of 100,000 positions held 16,122 distinct ones,
-  9 at ply 2) and stopped improving on varied positions after 1.2 hours; with them
-  the run reached in 1.1 hours what run0001 had not in 3 (README).
-- 128 self-play games per iteration: large network batches.
-- Value target half game result, half search value; duplicate positions merged.
-- A smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training
-  batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.5
-  hours in; run0001's drop, after 40 flat iterations at 1.9 hours, helped at once),
-  and fourfold at iteration 1400 (about 10.8 hours in, after the run's own benchmark
-  set had stayed flat for some 200 iterations).
-- A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
-- Against people it searches 8,000 simulations (PLAY_SIMS) with PUCT at the root
-  (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 16 leaves
-  per network call (PLAY_LEAF_BATCH): in whole games against the solver PUCT held more
-  drawn starts than Gumbel's root search with the same network and simulations, CPUCT 2
-  more than 1, and 8,000 simulations kept more won and drawn starts than 4,800; 16 leaves
-  a call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md).
-- Its iterations' scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours.
-- It trains the project's shipped run in place: run_archive/connect4/run0002, the
-  tutorial's archive format, which `initialise.py` and the play cells start from."""
+"""The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or `cfg =
+config.STRONG` in the notebook).  What it changes, and why: - Gumbel AlphaZero root search with 32
+simulations: it improves the policy with few simulations, where PUCT needs hundreds; the first 12
+moves of a self-play game (random opening moves included) are random or sampled through the Gumbel
+draws, later ones are the search's best. - Each self-play game starts with 0 to 8 uniformly random
+moves, neither searched nor stored (RANDOM_OPENING_MOVES): without them the first shipped run
+(run0001) played the same few openings (its memory of 100,000 positions held 16,122 distinct ones, 9
+at ply 2) and stopped improving on varied positions after 1.2 hours; with them the run reached in
+1.1 hours what run0001 had not in 3 (README). - 128 self-play games per iteration: large network
+batches. - Value target half game result, half search value; duplicate positions merged. - A
+smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training batches with a lower
+learning rate, dropped tenfold at iteration 150 (about 1.5 hours in; run0001's drop, after 40 flat
+iterations at 1.9 hours, helped at once), and fourfold at iteration 1400 (about 10.8 hours in, after
+the run's own benchmark set had stayed flat for some 200 iterations). - A promotion threshold of
+1.2, and 200 benchmark positions after each iteration. - Against people it searches 8,000
+simulations (PLAY_SIMS) with PUCT at the root (PLAY_ROOT_SEARCH), twice self-play's exploration
+constant (PLAY_CPUCT) and 16 leaves per network call (PLAY_LEAF_BATCH): in whole games against the
+solver PUCT held more drawn starts than Gumbel's root search with the same network and simulations,
+CPUCT 2 more than 1, and 8,000 simulations kept more won and drawn starts than 4,800; 16 leaves a
+call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md). - Its iterations'
+scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours. - It trains the project's
+shipped run in place: run_archive/connect4/run0002, the tutorial's archive format, which
+`initialise.py` and the play cells start from."""
 
 PRESETS = {"default": DEFAULT, "strong": STRONG}
 """The named configurations (`make train PRESET=name`)."""
