@@ -557,29 +557,34 @@ STRONG = DEFAULT.replace(
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
     EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=8000, PLAY_ROOT_SEARCH="puct",
     PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=16, TENSORBOARD=True, RUN_FOLDER="run_archive/connect4/run0002")
-"""The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or `cfg =
-config.STRONG` in the notebook).  What it changes, and why: - Gumbel AlphaZero root search with 32
-simulations: it improves the policy with few simulations, where PUCT needs hundreds; the first 12
-moves of a self-play game (random opening moves included) are random or sampled through the Gumbel
-draws, later ones are the search's best. - Each self-play game starts with 0 to 8 uniformly random
-moves, neither searched nor stored (RANDOM_OPENING_MOVES): without them the first shipped run
-(run0001) played the same few openings (its memory of 100,000 positions held 16,122 distinct ones, 9
-at ply 2) and stopped improving on varied positions after 1.2 hours; with them the run reached in
-1.1 hours what run0001 had not in 3 (README). - 128 self-play games per iteration: large network
-batches. - Value target half game result, half search value; duplicate positions merged. - A
-smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training batches with a lower
-learning rate, dropped tenfold at iteration 150 (about 1.5 hours in; run0001's drop, after 40 flat
-iterations at 1.9 hours, helped at once), and fourfold at iteration 1400 (about 10.8 hours in, after
-the run's own benchmark set had stayed flat for some 200 iterations). - A promotion threshold of
-1.2, and 200 benchmark positions after each iteration. - Against people it searches 8,000
-simulations (PLAY_SIMS) with PUCT at the root (PLAY_ROOT_SEARCH), twice self-play's exploration
-constant (PLAY_CPUCT) and 16 leaves per network call (PLAY_LEAF_BATCH): in whole games against the
-solver PUCT held more drawn starts than Gumbel's root search with the same network and simulations,
-CPUCT 2 more than 1, and 8,000 simulations kept more won and drawn starts than 4,800; 16 leaves a
-call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md). - Its iterations'
-scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours. - It trains the project's
-shipped run in place: run_archive/connect4/run0002, the tutorial's archive format, which
-`initialise.py` and the play cells start from."""
+"""The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
+`cfg = config.STRONG` in the notebook).  What it changes, and why:
+- Gumbel AlphaZero root search with 32 simulations: it improves the policy with few
+  simulations, where PUCT needs hundreds; the first 12 moves of a self-play game
+  (random opening moves included) are random or sampled through the Gumbel draws,
+  later ones are the search's best.
+- Each self-play game starts with 0 to 8 uniformly random moves, neither searched nor
+  stored (RANDOM_OPENING_MOVES): without them the first shipped run (run0001) played
+  the same few openings (its memory of 100,000 positions held 16,122 distinct ones,
+  9 at ply 2) and stopped improving on varied positions after 1.2 hours; with them
+  the run reached in 1.1 hours what run0001 had not in 3 (README).
+- 128 self-play games per iteration: large network batches.
+- Value target half game result, half search value; duplicate positions merged.
+- A smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training
+  batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.5
+  hours in; run0001's drop, after 40 flat iterations at 1.9 hours, helped at once),
+  and fourfold at iteration 1400 (about 10.8 hours in, after the run's own benchmark
+  set had stayed flat for some 200 iterations).
+- A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
+- Against people it searches 8,000 simulations (PLAY_SIMS) with PUCT at the root
+  (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 16 leaves
+  per network call (PLAY_LEAF_BATCH): in whole games against the solver PUCT held more
+  drawn starts than Gumbel's root search with the same network and simulations, CPUCT 2
+  more than 1, and 8,000 simulations kept more won and drawn starts than 4,800; 16 leaves
+  a call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md).
+- Its iterations' scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours.
+- It trains the project's shipped run in place: run_archive/connect4/run0002, the
+  tutorial's archive format, which `initialise.py` and the play cells start from."""
 
 PRESETS = {"default": DEFAULT, "strong": STRONG}
 """The named configurations (`make train PRESET=name`)."""
