@@ -27,7 +27,7 @@ def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Con
     checkpoint says, with its config changed by `changes` (validated; ConfigError
     names a wrong one, or one of BRANCH_FIXED): the same iteration counter, metrics
     (so the clock and the learning-rate schedule go on), memory snapshot, best and
-    current network.  Two branches of one state, each with one change, compare that
+    current network (and its weights' average, WEIGHT_AVERAGE_DECAY).  Two branches of one state, each with one change, compare that
     change alone.  The networks are rebuilt from the new config with the old weights
     (`model.transferWeights`: a tanh value head becomes a WDL head, a trunk given more
     filters computes what the narrower one did, the rest stays as it was).  With
@@ -76,8 +76,8 @@ def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config, netw
     its networks from `network_file` where given, else from the source's."""
     network = runs.networkFor(cfg, folder)
     best = storage.model_path(source, checkpoint["best_player_version"])
-    current = storage.current_model_path(source)
-    for old in [best] + ([current] if current.exists() else []):
+    saved = [storage.current_model_path(source), storage.average_model_path(source)]
+    for old in [best] + [path for path in saved if path.exists()]:
         origin, way_out = ((old, f"restore it in {source}, or branch from another run") if network_file is None else
                            (Path(network_file), "give a network saved for the branch's config"))
         transferWeights(storage.load_model(origin, way_out), network.model)

@@ -100,7 +100,8 @@ _RANGES = {
     "GUMBEL_C_SCALE": (lambda v: v > 0, "be positive"),
     "VALUE_TARGET_Q_WEIGHT": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "VALUE_TARGET_Q_WEIGHT_OPENING": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
-    "FULL_SEARCH_PROBABILITY": (lambda v: 0 < v <= 1, "lie in (0, 1]")}
+    "FULL_SEARCH_PROBABILITY": (lambda v: 0 < v <= 1, "lie in (0, 1]"),
+    "WEIGHT_AVERAGE_DECAY": (lambda v: 0 <= v < 1, "lie in [0, 1)")}
 """The float settings' ranges: (test, the rule as `validate`'s message says it)."""
 
 
@@ -155,22 +156,21 @@ class Config:
     GUMBEL_C_SCALE: float = 0.1
     """Gumbel root search: see GUMBEL_C_VISIT."""
     LEAF_BATCH: int = 1
-    """Leaves one search sends to the network in one call: each descent leaves a
-    virtual loss on its path so that the next turns elsewhere (`Agent.simulateInBatches`).
-    A call of 8 positions costs little more than a call of 1, so a single game's
-    search (a person's opponent) runs more simulations a second; self-play already
-    fills its calls with many games' leaves.  1 (the tutorial): one leaf at a time."""
+    """Leaves one search sends to the network in one call: each descent leaves a virtual loss on its
+    path so that the next turns elsewhere (`Agent.simulateInBatches`).  A call of 8 positions costs
+    little more than a call of 1, so a single game's search (a person's opponent) runs more
+    simulations a second; self-play already fills its calls with many games' leaves.  1 (the
+    tutorial): one leaf at a time."""
     MIRROR_AVERAGE: bool = False
-    """The search evaluates each leaf together with its mirror image (the left-right reflection, a
-    symmetry of the rules) in the same network call and uses the mean of the two outputs: a value
-    with less of the network's noise, at twice the positions evaluated (little more time where calls
-    are small, as in one game's search; twice the time in self-play's full batches).  False (the
-    tutorial): one evaluation per leaf."""
+    """The search evaluates each leaf with its mirror image (the left-right reflection, a symmetry of
+    the rules) in the same network call and uses the mean of the two outputs: less of the network's
+    noise, at twice the positions evaluated (little more time where calls are small, as in one game's
+    search; twice the time in self-play's full batches).  False (the tutorial): one evaluation."""
     PRIOR_TEMPERATURE: float = 1.0
     """The softmax temperature of the network's policy where the search expands a leaf: priors
     proportional to exp(logit / PRIOR_TEMPERATURE) over the legal moves. Above 1 the priors are
-    flatter, so a move the network rates low still draws some visits; the policy the network learns
-    from is untouched.  1 (the tutorial): the network's own softmax."""
+    flatter, so a move the network rates low still draws some visits; the policy the network
+    learns from is untouched.  1 (the tutorial): the network's own softmax."""
 
     # --- retraining --------------------------------------------------------------
     BATCH_SIZE: int = 256
@@ -200,11 +200,10 @@ class Config:
     target.  0 is the tutorial (none)."""
     VALUE_TARGET_Q_WEIGHT_OPENING: float = 0.0
     VALUE_HEAD: str = "tanh"
-    """What the value head predicts, for the player to move: "tanh" (the tutorial: one
-    number in [-1, 1], trained by mean squared error against the value target) or
-    "wdl" (the probabilities of a win, a draw and a loss, trained by cross-entropy;
-    the search reads their expectation P(win) - P(loss)).  A tanh head cannot tell a
-    drawn position from an unclear one (both near 0); a WDL head says which."""
+    """What the value head predicts, for the player to move: "tanh" (the tutorial: one number in
+    [-1, 1], trained by mean squared error against the value target) or "wdl" (the probabilities of
+    a win, a draw and a loss, trained by cross-entropy; the search reads their expectation P(win) -
+    P(loss)).  A tanh head cannot tell a drawn position from an unclear one (both near 0)."""
     TRAINING_PRECISION: str = "float32"
     """The arithmetic of retraining's gradient steps: "float32" (the tutorial) or "bfloat16"
     (Keras's mixed_bfloat16: the layers compute in bfloat16 on the CPU's bfloat16 units, the weights
@@ -221,8 +220,14 @@ class Config:
     """Memory positions whose targets are refreshed each iteration, before retraining, by a new
     search of the best network (Reanalyse, as in MuZero): their policy target and search value q
     become what today's network finds there; the game's result stays.  Positions stay in memory for
-    many iterations, their targets from the network of the day they were played; this keeps them
-    nearer the current one, at the price of a search per position.  0 is the tutorial (none)."""
+    many iterations; this keeps their targets nearer the current network's, at the price of a
+    search per position.  0 is the tutorial (none)."""
+    WEIGHT_AVERAGE_DECAY: float = 0.0
+    """d > 0: after each retraining the run keeps average = d * average + (1 - d) * current network,
+    weight by weight (`model.movingAverage`); the tournament's current player plays with the average,
+    and a promotion makes it the best network.  The mean of the weights along training's path is a
+    better network than any one point of it (stochastic weight averaging); retraining goes on from its
+    own weights.  0 (the tutorial): the current player is the network retraining fits."""
     HIDDEN_CNN_LAYERS: list = field(default_factory=_default_layers)
     """First entry: the convolutional block; every further entry: one residual block."""
 
@@ -240,16 +245,14 @@ class Config:
     """Tournament games between the current and the best network per iteration (even:
     each network starts half of them)."""
     EVAL_TURNS_UNTIL_TAU0: int = 4
-    """Tournament moves sampled at the start of each game (from visit counts, or by
-    the Gumbel draw with ROOT_SEARCH="gumbel"; see TURNS_UNTIL_TAU0), then the best
-    is played.  The tutorial plays every tournament move at tau=0, which
-    makes the games between two fixed networks (nearly) repeat: 20 games are then
-    little more than 2 games played 10 times.  Set 0 for the tutorial's behaviour."""
+    """Tournament moves sampled at the start of each game (from visit counts, or by the Gumbel draw
+    with ROOT_SEARCH="gumbel"; see TURNS_UNTIL_TAU0), then the best is played.  The tutorial plays
+    every tournament move at tau=0, which makes the games between two fixed networks (nearly)
+    repeat: 20 games are then little more than 2 games played 10 times.  0: the tutorial's."""
     EVAL_STOP_WHEN_DECIDED: bool = False
-    """The tournament stops as soon as its remaining games cannot change whether the
-    current network is promoted (the same rule, the same decision); its scores are
-    then over the games played.  False (the tutorial): every game is played.  Games
-    played by Ray workers (WORKERS > 0) are always all played."""
+    """The tournament stops as soon as its remaining games cannot change whether the current network
+    is promoted (the same rule, the same decision); its scores are then over the games played.
+    False (the tutorial): every game is played.  Ray workers' games (WORKERS > 0) are all played."""
     SCORING_THRESHOLD: float = 1.3
     """The current network is promoted when its wins exceed the best network's
     wins times this factor."""
@@ -305,12 +308,11 @@ class Config:
     MEMORY_SNAPSHOTS_KEPT: int = 3
     """Memory snapshots kept in the run folder (older ones are deleted)."""
     TENSORBOARD: bool = field(default=False, compare=False)
-    """Write each iteration's metrics row (losses, tournament scores, promotion,
-    mistake rates, phase seconds...) as TensorBoard scalars to <run folder>/tensorboard/,
-    step = iteration, so that `tensorboard --logdir` shows the run beside other Keras
-    runs; metrics.jsonl stays the record.  Like WORKERS it is taken from the config
-    given to training, also when a run is resumed: it changes what is written beside
-    the run, not how the run learns, so two configs that differ only in it are equal."""
+    """Write each iteration's metrics row (losses, tournament scores, promotion, mistake rates, phase
+    seconds...) as TensorBoard scalars to <run folder>/tensorboard/, step = iteration, so that
+    `tensorboard --logdir` shows the run beside other Keras runs; metrics.jsonl stays the record.
+    Like WORKERS it is taken from the config given to training, also when a run is resumed: it changes
+    what is written beside the run, not how it learns (configs differing only in it are equal)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.HIDDEN_CNN_LAYERS, (list, tuple)):

@@ -399,9 +399,8 @@ def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size:
 
 
 def evaluateBest(run: runs.RunState, progress: str | None = None, positions=None) -> dict[str, float]:
-    """Mistake rates of the best network on `positions` (default: the run's benchmark
-    set), against perfect play: the raw network (argmax of its policy) and the agent
-    (MCTS, EVAL_SIMS)."""
+    """Mistake rates of the best network on `positions` (default: the run's benchmark set), against perfect play:
+    the raw network (argmax of its policy) and the agent (MCTS, EVAL_SIMS)."""
     positions = run.benchmark() if positions is None else positions
     network = evaluation.mistakeRate(positions, evaluation.networkChooser(run.best_NN)).rate
     agent = evaluation.mistakeRate(positions, evaluation.agentChooser(run.best_NN, run.cfg, run.cfg.EVAL_SIMS,
@@ -412,10 +411,9 @@ def evaluateBest(run: runs.RunState, progress: str | None = None, positions=None
 
 
 def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict:
-    """One iteration: self-play -> retrain -> tournament -> promote; then save memory,
-    checkpoint and a metrics row.  Returns the metrics row.  `pool` (a `workers.Pool`):
-    the Ray workers that play the self-play and tournament games (None: this process
-    plays them)."""
+    """One iteration: self-play -> retrain -> tournament -> promote; then save memory, checkpoint and a metrics
+    row. Returns the metrics row. `pool` (a `workers.Pool`): the Ray workers that play the self-play and
+    tournament games (None: this process plays them)."""
     cfg = run.cfg
     iteration = run.iteration + 1
     keras.utils.set_random_seed(cfg.SEED + iteration)
@@ -453,7 +451,9 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
         lg.logger_main.info("--- tournament ---")
         settled = (lambda sofar, left: promotionSettled(sofar, left, cfg.SCORING_THRESHOLD)) \
             if cfg.EVAL_STOP_WHEN_DECIDED else None
-        scores, _, _, sp_scores = playMatches(best_player, current_player, cfg.EVAL_EPISODES, lg.logger_tourney,
+        challenger = current_player if run.average_NN is None else \
+            Agent.fromConfig("current_player", cfg, run.average_NN, seed=agent_seed + 1, logger=lg.logger_mcts)
+        scores, _, _, sp_scores = playMatches(best_player, challenger, cfg.EVAL_EPISODES, lg.logger_tourney,
                                               cfg.EVAL_TURNS_UNTIL_TAU0,
                                               progress=f"iteration {iteration}: tournament" if progress else None,
                                               pool=pool, decided=settled)

@@ -370,6 +370,14 @@ expectation P(win) - P(loss) then has tanh's slope at 0 (2/3 of the logit times 
 and stays within 0.02 of tanh(w.x) up to |tanh| = 0.95."""
 
 
+def movingAverage(average: list[np.ndarray], latest: list[np.ndarray], decay: float) -> list[np.ndarray]:
+    """decay * average + (1 - decay) * latest, weight by weight (the lists of
+    `keras.Model.get_weights`, batch normalisation's moving statistics included):
+    one step of the exponential moving average of a network's weights along its
+    training (WEIGHT_AVERAGE_DECAY).  Each weight keeps its dtype."""
+    return [(decay * old + (1.0 - decay) * new).astype(old.dtype) for old, new in zip(average, latest, strict=True)]
+
+
 def transferWeights(source: keras.Model, target: keras.Model) -> None:
     """Give `target` the weights of `source`, a network of the same trunk and policy
     head, or of the same trunk made wider (more filters in every block): layers are

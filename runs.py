@@ -32,7 +32,7 @@ from agent import Agent, User
 from config import DEFAULT, Config, playSearch, withSearch
 from game import Game, GameState
 from memory import Memory
-from model import Residual_CNN
+from model import Residual_CNN, movingAverage
 
 
 def sayNow(text: str) -> None:
@@ -42,10 +42,11 @@ def sayNow(text: str) -> None:
 
 class RunState:
     """What a run has reached: its folder and config, the iteration counter, the best
-    version, the memory and the two networks (best and current)."""
+    version, the memory and the two networks (best and current), with
+    WEIGHT_AVERAGE_DECAY a third: the moving average of the current one's weights."""
 
     def __init__(self, folder: Path, cfg: Config, iteration: int, best_player_version: int,
-                 memory: Memory, best_NN, current_NN, memory_iteration: int | None):
+                 memory: Memory, best_NN, current_NN, memory_iteration: int | None, average_NN=None):
         self.folder = folder
         self.cfg = cfg
         self.iteration = iteration
@@ -54,6 +55,7 @@ class RunState:
         self.best_NN = best_NN
         self.current_NN = current_NN
         self.memory_iteration = memory_iteration
+        self.average_NN = average_NN
         self._benchmark: list[GameState] | None = None
         self.bestEvaluation: tuple[int, dict] | None = None
         """(version, mistake rates) of the last evaluation against perfect play: a
@@ -75,17 +77,30 @@ class RunState:
     # -- what an iteration writes, in the order resuming relies on ---------------------
     def saveCurrentNetwork(self) -> None:
         """Save the current network after its retraining, so that a resumed run keeps
-        training it even when it was not promoted (`_loadCurrentNetwork` reads it)."""
+        training it even when it was not promoted (`_loadSaved` reads it);
+        with an average, first fold the retrained weights into it and save it too."""
         storage.save_model(self.current_NN.model, storage.current_model_path(self.folder))
+        if self.average_NN is not None:
+            self.average_NN.model.set_weights(movingAverage(self.average_NN.model.get_weights(),
+                                                            self.current_NN.model.get_weights(),
+                                                            self.cfg.WEIGHT_AVERAGE_DECAY))
+            self.average_NN.weightsChanged()
+            storage.save_model(self.average_NN.model, storage.average_model_path(self.folder))
+
+    @property
+    def challenger(self):
+        """The network the tournament's current player plays with, which a promotion
+        makes the best: the average of the current network's weights where the run
+        keeps one (WEIGHT_AVERAGE_DECAY), else the current network itself."""
+        return self.current_NN if self.average_NN is None else self.average_NN
 
     def promote(self) -> None:
-        """Make the current network the best one: saved as the next version, and the
-        promotion checkpointed at once.  A kill later in the iteration then redoes the
-        iteration with the new best version, which is never lost; a kill between the
-        save and the checkpoint leaves a version the checkpoint does not name, which
+        """Make the current network the best one: saved as the next version, and the promotion checkpointed at
+        once. A kill later in the iteration then redoes the iteration with the new best version, which is never
+        lost; a kill between the save and the checkpoint leaves a version the checkpoint does not name, which
         resuming deletes (`_removeLeftovers`) before the tournament is played again."""
         self.best_player_version += 1
-        self.best_NN.setWeightsFrom(self.current_NN.model)
+        self.best_NN.setWeightsFrom(self.challenger.model)
         self.best_NN.write("connect4", self.best_player_version)
         storage.write_json(storage.checkpoint_path(self.folder), self.checkpoint())
 
@@ -95,12 +110,11 @@ class RunState:
         self.memory.save(storage.memory_path(self.folder, iteration))
 
     def finishIteration(self, iteration: int, row: dict) -> None:
-        """Record iteration `iteration` as done: its metrics row, then the checkpoint
-        (naming the memory snapshot `saveMemory` wrote), then the removal of memory
-        snapshots beyond MEMORY_SNAPSHOTS_KEPT, then with TENSORBOARD the row's
-        scalars (`writeScalars`).  The row goes before the checkpoint: a
-        kill between the two leaves a row beyond the checkpoint, which resuming drops
-        (`dropMetricsAfter`), and the iteration is redone."""
+        """Record iteration `iteration` as done: its metrics row, then the checkpoint (naming the memory snapshot
+        `saveMemory` wrote), then the removal of memory snapshots beyond MEMORY_SNAPSHOTS_KEPT, then with
+        TENSORBOARD the row's scalars (`writeScalars`). The row goes before the checkpoint: a kill between the
+        two leaves a row beyond the checkpoint, which resuming drops (`dropMetricsAfter`), and the iteration is
+        redone."""
         storage.append_line(storage.metrics_path(self.folder), json.dumps(row, sort_keys=True))
         self.iteration, self.memory_iteration = iteration, iteration
         storage.write_json(storage.checkpoint_path(self.folder), self.checkpoint())
@@ -163,14 +177,15 @@ def readCheckpoint(folder: Path) -> dict:
 
 def resumeFiles(folder) -> list[Path]:
     """The files a run resumes from exactly where its checkpoint says (config,
-    checkpoint, metrics, learning curve where there is one, best and current network,
-    the checkpoint's memory snapshot): what to commit of a run shipped in git
+    checkpoint, metrics, learning curve where there is one, best and current network
+    and the current one's average, the checkpoint's memory snapshot): what to commit of a run shipped in git
     (`make ship-run`); older versions and snapshots are history, not needed."""
     folder = Path(folder)
     checkpoint = readCheckpoint(folder)
     files = [storage.config_path(folder), storage.checkpoint_path(folder), storage.metrics_path(folder),
              storage.model_path(folder, checkpoint["best_player_version"])]
-    files += [path for path in (storage.curve_path(folder), storage.current_model_path(folder)) if path.exists()]
+    files += [path for path in (storage.curve_path(folder), storage.current_model_path(folder),
+                                storage.average_model_path(folder)) if path.exists()]
     if checkpoint["memory_iteration"] is not None:
         files.append(storage.memory_path(folder, checkpoint["memory_iteration"]))
     return files
@@ -236,13 +251,11 @@ def bestVersion(folder) -> int:
 
 def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | None, input_fn=None,
                   output_fn=print, mcts_simulations: int | None = None, search: dict | None = None):
-    """A player for `version` of the run in `run_folder`: None the run's best version,
-    -1 a human (typing through `input_fn` / `output_fn`; `input_fn` None: the builtin
-    `input` at the time of asking), 0 an untrained network, n the saved network
-    models/version000n.keras.  Networks are built with the run's own config.json
-    (else `cfg`); `mcts_simulations` overrides its MCTS_SIMS, `search` its play-time
-    search settings (`config.withSearch`).  A version the folder does not hold is
-    refused with the versions it does hold."""
+    """A player for `version` of the run in `run_folder`: None the run's best version, -1 a human (typing through
+    `input_fn` / `output_fn`; `input_fn` None: the builtin `input` at the time of asking), 0 an untrained
+    network, n the saved network models/version000n.keras. Networks are built with the run's own config.json
+    (else `cfg`); `mcts_simulations` overrides its MCTS_SIMS, `search` its play-time search settings
+    (`config.withSearch`). A version the folder does not hold is refused with the versions it does hold."""
     folder = Path(run_folder)
     if mcts_simulations is not None and (isinstance(mcts_simulations, bool) or not isinstance(mcts_simulations, int)
                                          or mcts_simulations < 1):
@@ -329,13 +342,11 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
             initial_memory_version: int | None = None, say=sayNow) -> RunState:
     """Resume the run in the run folder, start one from an archived run, or start anew.
 
-    A run folder with a checkpoint is always resumed with its own config.json (a
-    different `cfg` is reported and ignored); one that lost its checkpoint is rebuilt
-    from what it holds (`rebuildCheckpoint`) and resumed the same way.  A folder that
-    holds nothing of a run, or only the config.json of a start cut short (redone with
-    that config), starts a run: with `initial_run` from the archived run's config,
-    model version and memory; else from an untrained network saved as version 1.
-    TENSORBOARD, like WORKERS, is `cfg`'s in every case."""
+    A run folder with a checkpoint is always resumed with its own config.json (a different `cfg` is reported and
+    ignored); one that lost its checkpoint is rebuilt from what it holds (`rebuildCheckpoint`) and resumed the
+    same way. A folder that holds nothing of a run, or only the config.json of a start cut short (redone with
+    that config), starts a run: with `initial_run` from the archived run's config, model version and memory;
+    else from an untrained network saved as version 1. TENSORBOARD, like WORKERS, is `cfg`'s in every case."""
     cfg = cfg or DEFAULT
     folder = cfg.path("RUN_FOLDER")
     start, run_cfg = startingPoint(cfg, initial_run)
@@ -355,14 +366,12 @@ def openRun(cfg: Config | None = None, initial_run: int | None = None, initial_m
 
 
 def startingPoint(cfg: Config, initial_run: int | None = None) -> tuple[str, Config]:
-    """What training with `cfg` does in cfg's run folder, and the config it then uses:
-    ("resume", the run's own config.json) when the folder holds a run (a checkpoint);
-    ("rebuild", its config.json) when it holds files of a run (`storage.run_files`)
-    but no checkpoint; else ("archive", archived run `initial_run`'s config) when
-    starting from one; else ("restart", its config.json) when the folder holds only
-    that (a new start cut short); else ("new", cfg).  A folder with files of a run but
-    no config.json is refused (RunFileError).  The configs returned write to cfg's run
-    folder."""
+    """What training with `cfg` does in cfg's run folder, and the config it then uses: ("resume", the run's own
+    config.json) when the folder holds a run (a checkpoint); ("rebuild", its config.json) when it holds files of
+    a run (`storage.run_files`) but no checkpoint; else ("archive", archived run `initial_run`'s config) when
+    starting from one; else ("restart", its config.json) when the folder holds only that (a new start cut
+    short); else ("new", cfg). A folder with files of a run but no config.json is refused (RunFileError). The
+    configs returned write to cfg's run folder."""
     folder = cfg.path("RUN_FOLDER")
     files = set(storage.run_files(folder))
     config = storage.config_path(folder)
@@ -398,7 +407,8 @@ def _startNew(folder: Path, cfg: Config, say) -> RunState:
     current_NN.setWeightsFrom(best_NN.model)
     storage.write_text(storage.config_path(folder), cfg.to_json())
     best_NN.write("connect4", 1)
-    run = RunState(folder, cfg, 0, 1, Memory(cfg.MEMORY_SIZE), best_NN, current_NN, None)
+    run = RunState(folder, cfg, 0, 1, Memory(cfg.MEMORY_SIZE), best_NN, current_NN, None,
+                   _averageNetwork(cfg, folder, current_NN, say))
     storage.write_json(storage.checkpoint_path(folder), run.checkpoint())
     say(f"New run in {folder}: version 1 is the untrained network.")
     return run
@@ -411,12 +421,13 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     _removeLeftovers(folder, version, say)
     _loadBest(best_NN, folder, version, f"set best_player_version in {storage.checkpoint_path(folder)} to an "
                                         f"intact saved version (saved: {savedVersionsList(folder)})")
-    _loadCurrentNetwork(current_NN, best_NN, folder, say)
+    _loadSaved(current_NN, best_NN, "best version", storage.current_model_path(folder), say)
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
         f"{version}, {len(memory)} positions in memory.")
-    return RunState(folder, cfg, checkpoint["iteration"], version, memory, best_NN, current_NN, memory_iteration)
+    return RunState(folder, cfg, checkpoint["iteration"], version, memory, best_NN, current_NN, memory_iteration,
+                    _averageNetwork(cfg, folder, current_NN, say))
 
 
 def _loadBest(network, folder: Path, version: int, way_out: str) -> None:
@@ -432,13 +443,12 @@ def _loadBest(network, folder: Path, version: int, way_out: str) -> None:
 
 
 def rebuildCheckpoint(folder: Path, cfg: Config, say) -> None:
-    """Write the checkpoint of a run folder that lost it (deleted, or a partial copy)
-    from what the folder holds, and say what was rebuilt.  The best version is the
-    newest saved version that loads (damaged newer ones are set aside); the iterations
-    done are the metrics rows' up to the first row that names a newer version (without
-    rows, the newest memory snapshot's); the memory is the newest snapshot no newer
-    than that (resuming falls back to older ones if it is damaged).  Raises
-    RunFileError with the way out when no saved version is intact."""
+    """Write the checkpoint of a run folder that lost it (deleted, or a partial copy) from what the folder holds,
+    and say what was rebuilt. The best version is the newest saved version that loads (damaged newer ones are
+    set aside); the iterations done are the metrics rows' up to the first row that names a newer version
+    (without rows, the newest memory snapshot's); the memory is the newest snapshot no newer than that (resuming
+    falls back to older ones if it is damaged). Raises RunFileError with the way out when no saved version is
+    intact."""
     storage.remove_leftover_temp_files(folder)
     best = _newestIntactVersion(folder, cfg, say)
     rows = readMetrics(folder)
@@ -463,8 +473,8 @@ def rebuildCheckpoint(folder: Path, cfg: Config, say) -> None:
 
 
 def _newestIntactVersion(folder: Path, cfg: Config, say) -> int:
-    """The newest saved version that loads into the network `cfg` builds; newer damaged
-    ones are set aside (`storage.set_aside`), said aloud.  None intact: RunFileError."""
+    """The newest saved version that loads into the network `cfg` builds; newer damaged ones are set aside
+    (`storage.set_aside`), said aloud. None intact: RunFileError."""
     network = networkFor(cfg, folder)
     damaged = []
     for version in reversed(storage.saved_versions(folder)):
@@ -495,22 +505,31 @@ def _removeLeftovers(folder: Path, best_version: int, say) -> None:
             say(f"Removed {storage.model_path(folder, version)}: its promotion never reached the checkpoint.")
 
 
-def _loadCurrentNetwork(current_NN, best_NN, folder: Path, say) -> None:
-    """The current network as last saved (`RunState.saveCurrentNetwork`), else the
-    best one."""
-    path = storage.current_model_path(folder)
-    current_NN.setWeightsFrom(best_NN.model)
+def _loadSaved(network, fallback, fallback_name: str, path: Path, say) -> None:
+    """`network` as last saved in `path` (the current network, `RunState.saveCurrentNetwork`,
+    or its average), else with the weights of `fallback` (a damaged file said aloud)."""
+    network.setWeightsFrom(fallback.model)
     if path.exists():
         try:
-            current_NN.loadWeights(path)
+            network.loadWeights(path)
         except storage.RunFileError as error:
-            current_NN.setWeightsFrom(best_NN.model)  # a load that failed midway leaves no mixture
-            say(f"{str(error).split('; ')[0]}; the current network restarts from the best version.")
+            network.setWeightsFrom(fallback.model)  # a load that failed midway leaves no mixture
+            say(f"{str(error).split('; ')[0]}; {path.name} restarts from the {fallback_name}.")
+
+
+def _averageNetwork(cfg: Config, folder: Path, current_NN, say):
+    """With WEIGHT_AVERAGE_DECAY > 0 the average of the current network's weights as
+    last saved, else as the current network (a new run, or a branch turning it on)."""
+    if cfg.WEIGHT_AVERAGE_DECAY == 0:
+        return None
+    average = networkFor(cfg, folder)
+    _loadSaved(average, current_NN, "current network", storage.average_model_path(folder), say)
+    return average
 
 
 def _resumeMemory(folder: Path, cfg: Config, iteration: int | None, say) -> tuple[Memory, int | None]:
-    """The memory snapshot the checkpoint names, or, if it is damaged, the newest
-    intact older one (said aloud).  Raises RunFileError when none is intact."""
+    """The memory snapshot the checkpoint names, or, if it is damaged, the newest intact older one (said aloud).
+    Raises RunFileError when none is intact."""
     if iteration is None:
         return Memory(cfg.MEMORY_SIZE), None
     candidates = [iteration] + [older for older in reversed(storage.memory_snapshots(folder)) if older < iteration]
@@ -551,7 +570,8 @@ def _startFromArchive(folder: Path, run_cfg: Config, run_number: int, model_vers
         memory = Memory.load(storage.memory_path(archive, memory_version), run_cfg.MEMORY_SIZE)
     storage.write_text(storage.config_path(folder), run_cfg.to_json())
     best_NN.write("connect4", model_version)
-    run = RunState(folder, run_cfg, 0, model_version, memory, best_NN, current_NN, None)
+    run = RunState(folder, run_cfg, 0, model_version, memory, best_NN, current_NN, None,
+                   _averageNetwork(run_cfg, folder, current_NN, say))
     if memory_version is not None:
         memory.save(storage.memory_path(folder, 0))
         run.memory_iteration = 0

@@ -15,6 +15,8 @@ Layout of a run folder::
     logs/                      main, memory, tourney, mcts, model logs (logger_NAME.log, rotated)
     models/versionNNNN.keras   every promoted network (version 1 = the initial one)
     models/current.keras       the current network, after its latest retraining
+    models/average.keras       the moving average of the current network's weights
+                               (WEIGHT_AVERAGE_DECAY > 0), after its latest retraining
     models/NAME.damaged        a version found damaged when a lost checkpoint was rebuilt
                                (set aside: no run reads it)
     memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
@@ -139,6 +141,10 @@ def current_model_path(run_folder) -> Path:
     return Path(run_folder) / "models" / "current.keras"
 
 
+def average_model_path(run_folder) -> Path:
+    return Path(run_folder) / "models" / "average.keras"
+
+
 def model_name(version: int) -> str:
     return f"version{version:04d}.keras"
 
@@ -163,12 +169,12 @@ def memory_snapshots(run_folder) -> list[int]:
 
 def run_files(run_folder) -> list[Path]:
     """The files of a run's record in a folder, whichever are there: config,
-    checkpoint, metrics, curve, whole-game records, saved versions, the current network,
-    memory snapshots (not logs, drawings or TensorBoard files, which are views).  A
+    checkpoint, metrics, curve, whole-game records, saved versions, the current network
+    and its average, memory snapshots (not logs, drawings or TensorBoard files, which are views).  A
     folder holding any of them holds a run, which is never started afresh."""
     folder = Path(run_folder)
     named = [config_path(folder), checkpoint_path(folder), metrics_path(folder), curve_path(folder),
-             current_model_path(folder)]
+             current_model_path(folder), average_model_path(folder)]
     return ([path for path in named if path.exists()] + whole_games_records(folder)
             + [model_path(folder, v) for v in saved_versions(folder)]
             + [memory_path(folder, i) for i in memory_snapshots(folder)])
