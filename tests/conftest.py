@@ -10,13 +10,17 @@ from __future__ import annotations
 import keras
 import pytest
 
+import evaluation
 import loggers as lg
 import storage
 from config import Config
-from game import Game
+from game import Game, GameState
 from model import Residual_CNN
 
 TINY_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
+
+PONS_POSITIONS = ["112233", "44556", "112"]
+"""X wins with column 4; O loses whatever it plays; the player to move can hold a draw."""
 
 
 @pytest.fixture(scope="session")
@@ -65,3 +69,14 @@ def logging_to(tmp_path):
         lg.setup_loggers(tmp_path, cfg.replace(LOGGERS={name: True}))
         return storage.log_path(tmp_path, name)
     return switchOn
+
+
+@pytest.fixture
+def pons_folder(tmp_path):
+    """A begin-hard set file of PONS_POSITIONS, scored by the solver as Pons scores them."""
+    folder = tmp_path / "pons"
+    folder.mkdir()
+    lines = [f"{moves} {max(evaluation.solverScores(GameState.fromMoves(moves)).values())}"
+             for moves in PONS_POSITIONS]
+    (folder / "Test_L1_R3").write_text("\n".join(lines) + "\n")
+    return folder

@@ -10,7 +10,6 @@ import branches
 import runs
 import storage
 from benchmarks import average
-from tests.test_refit import pons_folder  # noqa: F401  (the fixture)
 
 
 def test_the_mean_weights_every_network_alike():
@@ -21,7 +20,7 @@ def test_the_mean_weights_every_network_alike():
     assert average.meanWeights(nets[:1]) is nets[0]
 
 
-def test_the_mean_of_two_versions_is_scored_saved_and_starts_a_branch(run_folder, pons_folder, tmp_path):  # noqa: F811
+def test_the_mean_of_two_versions_is_scored_saved_and_starts_a_branch(run_folder, pons_folder, tmp_path):
     out = tmp_path / "mean.keras"
     table = average.main(["--run-folder", str(run_folder), "--versions", "1", "3", "--last", "2", "1",
                           "--sets", "L1_R3", "--limit", "3", "--pons-folder", str(pons_folder), "--out", str(out)])

@@ -16,18 +16,7 @@ from benchmarks import refit
 from game import GameState
 from tests.helpers import withMemory
 
-# X wins with column 4; O loses whatever it plays; the player to move can hold a draw
-POSITIONS = ["112233", "44556", "112"]
-
-
-@pytest.fixture
-def pons_folder(tmp_path):
-    """A begin-hard set file of three positions, scored by the solver as Pons scores them."""
-    folder = tmp_path / "pons"
-    folder.mkdir()
-    lines = [f"{moves} {max(evaluation.solverScores(GameState.fromMoves(moves)).values())}" for moves in POSITIONS]
-    (folder / "Test_L1_R3").write_text("\n".join(lines) + "\n")
-    return folder
+from tests.conftest import PONS_POSITIONS as POSITIONS
 
 
 def test_a_sets_truth_is_its_keeping_moves_and_results(pons_folder):
