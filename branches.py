@@ -23,25 +23,21 @@ given when it trains (`--run-folder`, `--workers` ...), not by its config."""
 
 
 def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Config:
-    """Start run folder `target` as a branch of the run in `source`, exactly where its
-    checkpoint says, with its config changed by `changes` (validated; ConfigError
-    names a wrong one, or one of BRANCH_FIXED): the same iteration counter, metrics
-    (so the clock and the learning-rate schedule go on), memory snapshot, best and
-    current network (and its weights' average, WEIGHT_AVERAGE_DECAY).  Two branches of one state, each with one change, compare that
-    change alone.  The networks are rebuilt from the new config with the old weights
-    (`model.transferWeights`: a tanh value head becomes a WDL head, a trunk given more
-    filters computes what the narrower one did, the rest stays as it was).  With
-    `network`, a .keras file of a network of the new config's shape (a smaller one
-    taught by the run's, `benchmarks/smallnet.py --save-student`), the branch's best
-    and current networks both start as that one instead: a network of another shape
-    goes on from the run's state, its best still numbered as the source's best version
-    (the branch's folder, not the number, says which network it is).  The source is
-    locked meanwhile (a trainer there could delete the snapshot being copied:
-    RunLockedError), and the branch is built in a temporary folder renamed to
-    `target` when complete, so a failed branch leaves nothing behind (a killed one
-    leaves the temporary folder, which the next branch into `target` removes).
-    `target` must be a new or empty folder (RunFileError otherwise); training in it
-    then resumes the branch.  Returns the branch's config."""
+    """Start run folder `target` as a branch of the run in `source`, exactly where its checkpoint says, with its
+    config changed by `changes` (validated; ConfigError names a wrong one, or one of BRANCH_FIXED): the same
+    iteration counter, metrics (so the clock and the learning-rate schedule go on), memory snapshot, best and
+    current network (and its weights' average, WEIGHT_AVERAGE_DECAY). Two branches of one state, each with one
+    change, compare that change alone. The networks are rebuilt from the new config with the old weights
+    (`model.transferWeights`: a tanh value head becomes a WDL head, a trunk given more filters computes what the
+    narrower one did, the rest stays as it was). With `network`, a .keras file of a network of the new config's
+    shape (a smaller one taught by the run's, `benchmarks/smallnet.py --save-student`, or a mean of versions:
+    `benchmarks/average.py --out`), the branch's networks all start as that one instead: a network of another
+    shape goes on from the run's state, its best still numbered as the source's best version (the branch's
+    folder, not the number, says which network it is). The source is locked meanwhile (a trainer there could
+    delete the snapshot being copied: RunLockedError), and the branch is built in a temporary folder renamed to
+    `target` when complete, so a failed branch leaves nothing behind (a killed one leaves the temporary folder,
+    which the next branch into `target` removes). `target` must be a new or empty folder (RunFileError
+    otherwise); training in it then resumes the branch. Returns the branch's config."""
     source, target = Path(source), Path(target).resolve()
     held = sorted(target.iterdir()) if target.is_dir() else []
     if held or (target.exists() and not target.is_dir()):

@@ -95,10 +95,11 @@ class RunState:
         return self.current_NN if self.average_NN is None else self.average_NN
 
     def promote(self) -> None:
-        """Make the current network the best one: saved as the next version, and the promotion checkpointed at
-        once. A kill later in the iteration then redoes the iteration with the new best version, which is never
-        lost; a kill between the save and the checkpoint leaves a version the checkpoint does not name, which
-        resuming deletes (`_removeLeftovers`) before the tournament is played again."""
+        """Make the challenger (the current network, or its weights' average) the best one: saved as the next
+        version, and the promotion checkpointed at once. A kill later in the iteration then redoes the iteration
+        with the new best version, which is never lost; a kill between the save and the checkpoint leaves a
+        version the checkpoint does not name, which resuming deletes (`_removeLeftovers`) before the tournament
+        is played again."""
         self.best_player_version += 1
         self.best_NN.setWeightsFrom(self.challenger.model)
         self.best_NN.write("connect4", self.best_player_version)
