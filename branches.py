@@ -72,7 +72,8 @@ def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config, netw
     its networks from `network_file` where given, else from the source's."""
     network = runs.networkFor(cfg, folder)
     best = storage.model_path(source, checkpoint["best_player_version"])
-    saved = [storage.current_model_path(source), storage.average_model_path(source)]
+    saved = [storage.current_model_path(source)] + ([storage.average_model_path(source)]
+                                                    if cfg.WEIGHT_AVERAGE_DECAY > 0 else [])
     for old in [best] + [path for path in saved if path.exists()]:
         origin, way_out = ((old, f"restore it in {source}, or branch from another run") if network_file is None else
                            (Path(network_file), "give a network saved for the branch's config"))

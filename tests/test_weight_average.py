@@ -104,7 +104,7 @@ def test_a_resumed_run_keeps_its_average_and_a_damaged_one_restarts_from_the_cur
     assert any("average.keras" in line and "restarts from the current network" in line for line in said)
 
 
-def test_a_branch_carries_the_average_or_turns_it_on_from_the_current_network(tiny_cfg, tmp_path):
+def test_a_branch_carries_the_average_turns_it_on_from_the_current_network_or_drops_it(tiny_cfg, tmp_path):
     cfg = tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "run"), WEIGHT_AVERAGE_DECAY=0.5)
     run = runs.openRun(cfg, say=lambda _: None)
     _shifted(run.current_NN, 1.0)
@@ -113,6 +113,8 @@ def test_a_branch_carries_the_average_or_turns_it_on_from_the_current_network(ti
     branches.branchRun(run.folder, tmp_path / "branch", {"TRAINING_LOOPS": 2}, say=lambda _: None)
     branched = runs.openRun(cfg.replace(RUN_FOLDER=str(tmp_path / "branch")), say=lambda _: None)
     assert _close(_weights(branched.average_NN), _weights(run.average_NN))
+    branches.branchRun(run.folder, tmp_path / "off", {"WEIGHT_AVERAGE_DECAY": 0.0}, say=lambda _: None)
+    assert not storage.average_model_path(tmp_path / "off").exists()
     plain = runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "plain")), say=lambda _: None)
     _shifted(plain.current_NN, 1.0)
     plain.saveCurrentNetwork()
