@@ -451,8 +451,8 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
         lg.logger_main.info("--- tournament ---")
         settled = (lambda sofar, left: promotionSettled(sofar, left, cfg.SCORING_THRESHOLD)) \
             if cfg.EVAL_STOP_WHEN_DECIDED else None
-        challenger = current_player if run.average_NN is None else \
-            Agent.fromConfig("current_player", cfg, run.average_NN, seed=agent_seed + 1, logger=lg.logger_mcts)
+        challenger = current_player if run.challenger is run.current_NN else \
+            Agent.fromConfig("current_player", cfg, run.challenger, seed=agent_seed + 1, logger=lg.logger_mcts)
         scores, _, _, sp_scores = playMatches(best_player, challenger, cfg.EVAL_EPISODES, lg.logger_tourney,
                                               cfg.EVAL_TURNS_UNTIL_TAU0,
                                               progress=f"iteration {iteration}: tournament" if progress else None,
