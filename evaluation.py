@@ -84,12 +84,18 @@ def _outcomes(scores: dict[int, int]) -> dict[int, int]:
     return {action: outcomeClass(score) for action, score in scores.items()}
 
 
-def keepingActions(state: GameState) -> frozenset[int]:
-    """The legal actions that keep the best result (win / draw / loss) the player to
-    move can reach: every other action is a mistake."""
+def solvedPosition(state: GameState) -> tuple[int, frozenset[int]]:
+    """The best result (+1 / 0 / -1: win / draw / loss) the player to move can reach,
+    and the legal actions that keep it: every other action is a mistake."""
     outcomes = _outcomes(solverScores(state))
     best = max(outcomes.values())
-    return frozenset(action for action, outcome in outcomes.items() if outcome == best)
+    return best, frozenset(action for action, outcome in outcomes.items() if outcome == best)
+
+
+def keepingActions(state: GameState) -> frozenset[int]:
+    """The legal actions that keep the best result the player to move can reach
+    (`solvedPosition`)."""
+    return solvedPosition(state)[1]
 
 
 def isMistake(state: GameState, action: int) -> bool:

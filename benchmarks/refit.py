@@ -3,7 +3,8 @@
 Run: .venv/bin/python benchmarks/refit.py [--run-folder F] [--version V] [--memory FILE ...]
                                           [--replays 15,30] [--sets L1_R3 ...] [--limit L]
                                           [--selfplay-games G] [--set NAME=VALUE ...]
-                                          [--filters W] [--targets N] [--out FILE]
+                                          [--filters W] [--targets N] [--truth]
+                                          [--truth-labels FILE] [--out FILE]
 
 Two training levers act only on the learner: more gradient steps on the same self-play
 data, and a longer memory window (older positions kept).  Neither needs new self-play
@@ -26,8 +27,18 @@ computing exactly what the version does) is refitted the same way; a wider netwo
 that fits the same data to better figures says the trunk, not the data, is the limit.
 `--targets N` first checks that data: the value targets the run trains on
 (`loss.valueTargets`) against the solver's result for N positions of the memory drawn
-per stage (as `benchmarks/targets.py` checks new self-play's).  Pons' sets and the
-solver measure only.  About 7 s per replay of the strong preset.
+per stage (as `benchmarks/targets.py` checks new self-play's).  `--truth` asks what perfect
+targets would teach on the same positions: every distinct position of the rows is
+labelled by the solver, and the rows' targets replaced by its answer (value and q the
+position's true result for the player to move, the search policy spread evenly over
+the moves that keep that result), so the run's own learner fits the truth where it
+fitted self-play's targets.  A network that then moves on Pons' sets is held back by
+its targets; one that does not, by its positions or its shape (with `--filters`).  The
+labels take 10-20 minutes for a full memory (positions of 12-16 stones lie beyond the
+solver's opening book); `--truth-labels FILE` keeps them for the next refit (read when
+the file exists, else written).  The refitted network is a yardstick: nothing is saved
+into the run.  Pons' sets and the solver measure only.  About 7 s per replay of the
+strong preset.
 """
 
 from __future__ import annotations
@@ -52,6 +63,7 @@ from config import STRONG, ConfigError  # noqa: E402
 from game import GameState  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import transferWeights  # noqa: E402
+from storage import RunFileError  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 from targets import targetAgreement, targetTable  # noqa: E402
@@ -85,6 +97,76 @@ def memoryRows(paths: list[Path], memory_size: int) -> list[dict]:
     """The rows of every memory file, in order (each file read as the run reads its
     snapshot: RunFileError names a missing or damaged one)."""
     return [row for path in paths for row in Memory.load(path, memory_size).ltmemory]
+
+
+Labels = dict[bytes, tuple[int, np.ndarray]]
+"""The solver's answer by position (`positionKey`): the true result for the player to
+move (+1 / 0 / -1) and a mask over the 42 cells of the moves that keep it."""
+
+
+def positionKey(state: GameState) -> bytes:
+    """A position's cells and player to move as bytes: the key of its label."""
+    return state.board.astype(np.int8).tobytes() + bytes([state.playerTurn % 256])
+
+
+def solverLabels(states: list[GameState], say=print, every: int = 5000) -> Labels:
+    """The solver's label (`Labels`) of each distinct unfinished position in `states`."""
+    labels: Labels = {}
+    start = time.perf_counter()
+    for state in states:
+        key = positionKey(state)
+        if key in labels or state.isEndGame:
+            continue
+        result, keeping = evaluation.solvedPosition(state)
+        mask = np.zeros(len(state.board), dtype=bool)
+        mask[list(keeping)] = True
+        labels[key] = (result, mask)
+        if len(labels) % every == 0:
+            say(f"  {len(labels):,} positions labelled by the solver, {time.perf_counter() - start:.0f} s")
+    return labels
+
+
+def saveLabels(path: Path, labels: Labels) -> None:
+    """Write `labels` as an .npz of plain arrays (no pickle), atomically."""
+    keys = list(labels)
+    arrays = {"keys": np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), -1),
+              "results": np.array([labels[k][0] for k in keys], dtype=np.int8),
+              "keeping": np.array([labels[k][1] for k in keys], dtype=bool).reshape(len(keys), -1)}
+    storage.atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays), suffix=".npz")
+
+
+def loadLabels(path: Path) -> Labels:
+    """Labels written by `saveLabels`; a file that is not one raises RunFileError naming it."""
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            keys, results, keeping = arrays["keys"], arrays["results"], arrays["keeping"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise RunFileError(f"{path} is not a file of solver labels written by refit.py --truth-labels ({exc}); "
+                           "delete it to label the positions again") from None
+    return {key.tobytes(): (int(result), mask) for key, result, mask in zip(keys, results, keeping)}
+
+
+def rowLabels(rows: list[dict], path: Path | None) -> Labels:
+    """The solver's labels of every position in `rows`: those kept in `path` (when it
+    exists), the others labelled now and `path` (when given) rewritten with them all."""
+    labels = loadLabels(path) if path is not None and path.exists() else {}
+    missing = [row["state"] for row in rows if positionKey(row["state"]) not in labels]
+    if missing:
+        print(f"Labelling {len(missing):,} rows' positions with the solver", flush=True)
+        labels.update(solverLabels(missing, say=lambda text: print(text, flush=True)))
+        if path is not None:
+            saveLabels(path, labels)
+    return labels
+
+
+def truthRows(rows: list[dict], labels: Labels) -> list[dict]:
+    """`rows` with the solver's targets in place of self-play's: value and q the true
+    result for the row's player to move, AV spread evenly over the moves that keep it."""
+    out = []
+    for row in rows:
+        result, mask = labels[positionKey(row["state"])]
+        out.append({**row, "value": float(result), "q": float(result), "AV": mask / mask.sum()})
+    return out
 
 
 def refit(agent: Agent, rows: list[dict], replays: list[int], sets: list[PonsTruth], say=print) -> list[dict]:
@@ -164,8 +246,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="refit the version widened to this many filters in every block (default: as it is)")
     parser.add_argument("--targets", type=int, default=0,
                         help="first check the memory's value targets on this many positions per stage (default 0)")
+    parser.add_argument("--truth", action="store_true",
+                        help="fit the solver's targets on the same positions instead of self-play's")
+    parser.add_argument("--truth-labels", type=Path, default=None,
+                        help="with --truth: the solver's labels, read from this .npz when it exists, else written")
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this JSON file")
     args = parser.parse_args(argv)
+    if args.truth_labels is not None and not args.truth:
+        parser.error("--truth-labels keeps the labels of --truth: give --truth too")
     for option in ("targets", "selfplay_games"):
         if getattr(args, option) < 0:
             parser.error(f"--{option.replace('_', '-')} must not be negative, not {getattr(args, option)}")
@@ -205,9 +293,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.targets > 0:
         print("The value targets fitted, against perfect play:\n"
               + targetTable(targetAgreement(rows, args.targets, cfg, cfg.SEED)), flush=True)
+    if args.truth:
+        rows = truthRows(rows, rowLabels(rows, args.truth_labels))
     sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
     print(f"Version {version} of {folder}{f' widened to {args.filters} filters' if args.filters else ''} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
           f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}), "
+          f"{'the solver' if args.truth else 'self-play'}'s targets, "
           f"{cfg.TRAINING_LOOPS} fits of {cfg.BATCH_SIZE} positions a replay, learning rate "
           f"{learning_rate}; raw network on {args.limit} positions a set", flush=True)
     print(tableHeader(args.sets), flush=True)
@@ -215,7 +306,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.out is not None:
         storage.write_json(args.out, {"run_folder": str(folder), "version": version, "memory": [str(p) for p in paths],
                                       "selfplay_games": args.selfplay_games, "settings": dict(args.set),
-                                      "filters": args.filters, "rows": len(rows), "table": table})
+                                      "filters": args.filters, "truth": args.truth, "rows": len(rows),
+                                      "table": table})
     return table
 
 

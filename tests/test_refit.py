@@ -117,3 +117,73 @@ def test_a_refit_cannot_narrow_the_trunk(run_folder, pons_folder, capsys):
         refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder),
                     "--filters", "4"])
     assert "--filters 4 is narrower" in capsys.readouterr().err
+
+
+def _rows(states: list[GameState]) -> list[dict]:
+    """Memory rows of `states` with self-play's kind of targets: a uniform policy, a
+    lost game and a search value of 0.25."""
+    rows = []
+    for state in states:
+        av = np.zeros(42, dtype=np.float32)
+        av[state.allowedActions] = 1 / len(state.allowedActions)
+        rows.append({"board": state.board, "state": state, "id": state.id, "AV": av,
+                     "playerTurn": state.playerTurn, "value": -1.0, "q": 0.25})
+    return rows
+
+
+def test_truth_rows_teach_the_true_result_and_spread_the_policy_over_the_keeping_moves():
+    states = [GameState.fromMoves(moves) for moves in POSITIONS]
+    rows = refit.truthRows(_rows(states), refit.solverLabels(states))
+    assert [row["value"] for row in rows] == [row["q"] for row in rows] == [1.0, -1.0, 0.0]
+    assert np.flatnonzero(rows[0]["AV"]).tolist() == [states[0].actionForColumn(3)]
+    assert rows[0]["AV"].sum() == pytest.approx(1.0)
+    assert np.flatnonzero(rows[1]["AV"]).tolist() == sorted(states[1].allowedActions)
+    assert rows[1]["AV"][states[1].allowedActions] == pytest.approx(1 / len(states[1].allowedActions))
+    draws = [a for a in states[2].allowedActions if not evaluation.isMistake(states[2], a)]
+    assert np.flatnonzero(rows[2]["AV"]).tolist() == sorted(draws) and len(draws) < len(states[2].allowedActions)
+
+
+def test_the_learners_value_target_is_the_truth_whatever_the_q_weight(run_folder, tiny_cfg):
+    states = [GameState.fromMoves(moves) for moves in POSITIONS]
+    rows = refit.truthRows(_rows(states), refit.solverLabels(states))
+    network = runs.networkFor(tiny_cfg, run_folder)
+    for weight in (0.0, 0.5, 1.0):
+        _, targets = network.trainingData(rows, weight)
+        assert np.asarray(targets["value_head"]).reshape(-1).tolist() == [1.0, -1.0, 0.0]
+
+
+def test_solver_labels_survive_their_file_and_a_damaged_one_is_named(tmp_path):
+    states = [GameState.fromMoves(moves) for moves in POSITIONS]
+    labels = refit.solverLabels(states + states)
+    assert len(labels) == 3
+    path = tmp_path / "labels.npz"
+    refit.saveLabels(path, labels)
+    again = refit.loadLabels(path)
+    assert set(again) == set(labels)
+    assert all(again[key][0] == labels[key][0] and again[key][1].tolist() == labels[key][1].tolist() for key in labels)
+    path.write_bytes(b"not an npz")
+    with pytest.raises(storage.RunFileError, match="labels.npz"):
+        refit.loadLabels(path)
+
+
+def test_a_truth_refit_labels_once_and_reads_the_labels_after(run_folder, pons_folder, tmp_path, capsys):
+    withMemory(run_folder)
+    labels, out = tmp_path / "labels.npz", tmp_path / "refit.json"
+    args = ["--run-folder", str(run_folder), "--version", "1", "--replays", "1", "--sets", "L1_R3",
+            "--pons-folder", str(pons_folder), "--truth", "--truth-labels", str(labels), "--out", str(out)]
+    refit.main(args)
+    first = capsys.readouterr().out
+    assert "Labelling 120 rows' positions with the solver" in first and "the solver's targets" in first
+    assert len(refit.loadLabels(labels)) == len({row["id"] for row in refit.memoryRows(
+        [storage.memory_path(run_folder, 4)], 256)})
+    refit.main(args)
+    assert "Labelling" not in capsys.readouterr().out
+    assert json.loads(out.read_text())["truth"] is True
+
+
+def test_truth_labels_without_truth_are_refused_by_name(run_folder, pons_folder, capsys):
+    withMemory(run_folder)
+    with pytest.raises(SystemExit):
+        refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder),
+                    "--truth-labels", "x.npz"])
+    assert "--truth-labels" in capsys.readouterr().err
