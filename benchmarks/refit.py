@@ -4,7 +4,8 @@ Run: .venv/bin/python benchmarks/refit.py [--run-folder F] [--version V] [--memo
                                           [--replays 15,30] [--sets L1_R3 ...] [--limit L]
                                           [--selfplay-games G] [--set NAME=VALUE ...]
                                           [--filters W] [--targets N] [--truth]
-                                          [--truth-labels FILE] [--out FILE]
+                                          [--truth-labels FILE] [--save-network FILE]
+                                          [--out FILE]
 
 Two training levers act only on the learner: more gradient steps on the same self-play
 data, and a longer memory window (older positions kept).  Neither needs new self-play
@@ -27,18 +28,19 @@ computing exactly what the version does) is refitted the same way; a wider netwo
 that fits the same data to better figures says the trunk, not the data, is the limit.
 `--targets N` first checks that data: the value targets the run trains on
 (`loss.valueTargets`) against the solver's result for N positions of the memory drawn
-per stage (as `benchmarks/targets.py` checks new self-play's).  `--truth` asks what perfect
-targets would teach on the same positions: every distinct position of the rows is
-labelled by the solver, and the rows' targets replaced by its answer (value and q the
-position's true result for the player to move, the search policy spread evenly over
-the moves that keep that result), so the run's own learner fits the truth where it
-fitted self-play's targets.  A network that then moves on Pons' sets is held back by
-its targets; one that does not, by its positions or its shape (with `--filters`).  The
-labels take 10-20 minutes for a full memory (positions of 12-16 stones lie beyond the
-solver's opening book); `--truth-labels FILE` keeps them for the next refit (read when
-the file exists, else written).  The refitted network is a yardstick: nothing is saved
-into the run.  Pons' sets and the solver measure only.  About 7 s per replay of the
-strong preset.
+per stage (as `benchmarks/targets.py` checks new self-play's).  `--truth` asks what
+perfect targets would teach on the same positions: every distinct position of the rows
+is labelled by the solver, and the rows' targets replaced by its answer (value and q
+the position's true result for the player to move; the search policy without its
+mistakes, its share on the moves that keep that result renormalised), so the run's own
+learner fits the truth where it fitted self-play's targets.  A network that then moves
+on Pons' sets is held back by its targets; one that does not, by its positions or its
+shape (with `--filters`).  Labelling a full memory takes about 5 minutes (Zen 5);
+`--truth-labels FILE` keeps the labels for the next refit (read when the file exists,
+else written).  The refitted network is a yardstick, never saved into the run;
+`--save-network FILE` keeps it elsewhere, e.g. to score it in whole games from a branch
+that starts from it.  Pons' sets and the solver measure only.  About 7 s per replay of
+the strong preset.
 """
 
 from __future__ import annotations
@@ -161,11 +163,15 @@ def rowLabels(rows: list[dict], path: Path | None) -> Labels:
 
 def truthRows(rows: list[dict], labels: Labels) -> list[dict]:
     """`rows` with the solver's targets in place of self-play's: value and q the true
-    result for the row's player to move, AV spread evenly over the moves that keep it."""
+    result for the row's player to move, and the search policy AV without its mistakes
+    (its share on the moves that keep the result, renormalised; spread evenly over them
+    where the search gave them none)."""
     out = []
     for row in rows:
         result, mask = labels[positionKey(row["state"])]
-        out.append({**row, "value": float(result), "q": float(result), "AV": mask / mask.sum()})
+        kept = np.where(mask, np.asarray(row["AV"], dtype=np.float64), 0.0)
+        policy = kept / kept.sum() if kept.sum() > 0 else mask / mask.sum()
+        out.append({**row, "value": float(result), "q": float(result), "AV": policy.astype(np.float32)})
     return out
 
 
@@ -250,6 +256,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="fit the solver's targets on the same positions instead of self-play's")
     parser.add_argument("--truth-labels", type=Path, default=None,
                         help="with --truth: the solver's labels, read from this .npz when it exists, else written")
+    parser.add_argument("--save-network", type=Path, default=None,
+                        help="save the refitted network as this .keras file (outside the run; a branch can "
+                             "start from it: python -m funcs --branch-from F --branch-network FILE)")
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this JSON file")
     args = parser.parse_args(argv)
     if args.truth_labels is not None and not args.truth:
@@ -303,6 +312,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
           f"{learning_rate}; raw network on {args.limit} positions a set", flush=True)
     print(tableHeader(args.sets), flush=True)
     table = refit(agent, rows, args.replays, sets, say=lambda text: print(text, flush=True))
+    if args.save_network is not None:
+        storage.save_model(fitted.model, args.save_network)
     if args.out is not None:
         storage.write_json(args.out, {"run_folder": str(folder), "version": version, "memory": [str(p) for p in paths],
                                       "selfplay_games": args.selfplay_games, "settings": dict(args.set),

@@ -131,7 +131,7 @@ def _rows(states: list[GameState]) -> list[dict]:
     return rows
 
 
-def test_truth_rows_teach_the_true_result_and_spread_the_policy_over_the_keeping_moves():
+def test_truth_rows_teach_the_true_result_and_the_search_policy_without_its_mistakes():
     states = [GameState.fromMoves(moves) for moves in POSITIONS]
     rows = refit.truthRows(_rows(states), refit.solverLabels(states))
     assert [row["value"] for row in rows] == [row["q"] for row in rows] == [1.0, -1.0, 0.0]
@@ -141,6 +141,22 @@ def test_truth_rows_teach_the_true_result_and_spread_the_policy_over_the_keeping
     assert rows[1]["AV"][states[1].allowedActions] == pytest.approx(1 / len(states[1].allowedActions))
     draws = [a for a in states[2].allowedActions if not evaluation.isMistake(states[2], a)]
     assert np.flatnonzero(rows[2]["AV"]).tolist() == sorted(draws) and len(draws) < len(states[2].allowedActions)
+    searched = _rows(states[2:])
+    searched[0]["AV"] = np.zeros(42, dtype=np.float32)
+    searched[0]["AV"][states[2].allowedActions] = np.arange(1, len(states[2].allowedActions) + 1)
+    searched[0]["AV"] /= searched[0]["AV"].sum()
+    (cleaned,) = refit.truthRows(searched, refit.solverLabels(states[2:]))
+    expected = np.where(np.isin(np.arange(42), draws), searched[0]["AV"], 0)
+    assert cleaned["AV"] == pytest.approx(expected / expected.sum())
+
+
+def test_a_keeping_move_the_search_gave_nothing_shares_the_policy_evenly():
+    state = GameState.fromMoves(POSITIONS[0])
+    (row,) = _rows([state])
+    row["AV"] = np.zeros(42, dtype=np.float32)
+    row["AV"][state.actionForColumn(1)] = 1.0
+    (cleaned,) = refit.truthRows([row], refit.solverLabels([state]))
+    assert np.flatnonzero(cleaned["AV"]).tolist() == [state.actionForColumn(3)] and cleaned["AV"].sum() == 1.0
 
 
 def test_the_learners_value_target_is_the_truth_whatever_the_q_weight(run_folder, tiny_cfg):
@@ -176,9 +192,16 @@ def test_a_truth_refit_labels_once_and_reads_the_labels_after(run_folder, pons_f
     assert "Labelling 120 rows' positions with the solver" in first and "the solver's targets" in first
     assert len(refit.loadLabels(labels)) == len({row["id"] for row in refit.memoryRows(
         [storage.memory_path(run_folder, 4)], 256)})
-    refit.main(args)
+    saved = tmp_path / "refitted.keras"
+    refit.main(args + ["--save-network", str(saved)])
     assert "Labelling" not in capsys.readouterr().out
     assert json.loads(out.read_text())["truth"] is True
+    network = runs.networkFor(runs.runConfig(run_folder), run_folder)
+    network.loadWeights(storage.model_path(run_folder, 1))
+    before = [w.copy() for w in network.model.get_weights()]
+    network.loadWeights(saved)
+    assert any(not np.array_equal(a, b) for a, b in zip(before, network.model.get_weights()))
+    assert storage.saved_versions(run_folder) == [1, 3]
 
 
 def test_truth_labels_without_truth_are_refused_by_name(run_folder, pons_folder, capsys):
