@@ -372,11 +372,16 @@ class WholeGame:
     mistakes: list
 
     @property
+    def playerPlies(self) -> list[int]:
+        """The plies (stones on the board) at which the tested player moved: its
+        positions are `moves[:ply]` (the opening's random moves not counted)."""
+        own = 0 if self.start.side == 1 else 1  # the first player moves with an even number of stones down
+        return [ply for ply in range(len(self.start.opening), len(self.moves)) if ply % 2 == own]
+
+    @property
     def playerMoves(self) -> int:
         """Moves the tested player made (the opening's random moves not counted)."""
-        first = 1 if len(self.start.opening) % 2 == 0 else -1  # who moves after the opening
-        after = len(self.moves) - len(self.start.opening)
-        return (after + 1) // 2 if first == self.start.side else after // 2
+        return len(self.playerPlies)
 
     @property
     def kept(self) -> bool:

@@ -4,7 +4,7 @@ position's true result, by self-play setting.
 Run: .venv/bin/python benchmarks/targets.py [--run-folder F] [--version V] [--games G]
                                             [--positions N] [--arm NAME=VALUE,...] ... [--out FILE]
                                             [--search-sims N ...] [--search-positions K] [--search-set ...]
-                                            [--by-stones] [--pons-set NAME ...]
+                                            [--by-stones] [--pons-set NAME ...] [--record RECORD]
 
 The value head learns the results z of the run's own games (mixed with the search's q,
 `loss.valueTargets` and `loss.qWeights`), so it can be no righter than they are: a
@@ -20,8 +20,10 @@ also valued by the network alone and by a new search of each N simulations (the 
 search, or `--search-set`'s): whether a deeper search's value of a position is truer
 than the game's result, the fixed point the targets would move to if training learnt
 from it. With `--pons-set` the values are checked on Pons' positions instead (a fixed
-set: versions compare on the same positions), and no games are played. The solver
-measures only: nothing here trains.
+set: versions compare on the same positions), and no games are played; with `--record`
+on the positions in which a whole-game record's agent moved (`benchmarks/perfect.py`):
+the positions against the solver, where its games are lost, which self-play may not
+visit. The solver measures only: nothing here trains.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import STRONG, ConfigError  # noqa: E402
+from game import GameState  # noqa: E402
 from loss import qWeights, valueTargets  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
@@ -192,6 +195,16 @@ def ponsPicks(folder: Path, sets: list[str], limit: int) -> list[tuple[str, list
     return picks
 
 
+def recordPicks(path: Path, count: int, seed: int = 0) -> list[tuple[str, list[dict], np.ndarray]]:
+    """The positions in which a whole-game record's agent moved (`WholeGame.playerPlies`),
+    as `stagePicks` gives them: up to `count` per stage, with their solved results for
+    the agent, the player to move there."""
+    record = storage.read_json(path, "whole-game record", "score the version again with benchmarks/perfect.py")
+    rows = [{"state": GameState.fromMoves(game.moves[:ply])}
+            for game in evaluation.readWholeGames(record) for ply in game.playerPlies]
+    return stagePicks(rows, count, seed)
+
+
 def checkValues(picks: list[tuple[str, list[dict], np.ndarray]], network, cfg, sims: list[int],
                 positions: int) -> dict[str, list[dict]]:
     """The network's values and those of new searches of each of `sims` simulations
@@ -237,6 +250,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
                              "(e.g. L1_R3), --search-positions of its positions, instead of self-play's "
                              "(repeatable)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER, help="where Pons' sets are")
+    parser.add_argument("--record", type=Path, default=None, metavar="RECORD",
+                        help="check the values on the positions a whole-game record's agent moved in "
+                             "(benchmarks/perfect.py's JSON), --search-positions of them per stage, instead of "
+                             "self-play's")
     parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     folder = args.run_folder
@@ -260,6 +277,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if args.out is not None:
             storage.write_json(args.out, {"run_folder": str(folder), "version": version, "pons": results[0]})
         return results
+    if args.record:
+        print(f"Version {version} of {folder} on the positions of {args.record}:", flush=True)
+        values = checkValues(recordPicks(args.record, args.search_positions, cfg.SEED), network, search_cfg,
+                             args.search_sims, args.search_positions)
+        if args.out is not None:
+            storage.write_json(args.out, {"run_folder": str(folder), "version": version,
+                                          "record": {"path": str(args.record), "values": values}})
+        return [{"record": str(args.record), "values": values}]
     results = []
     for changes, arm_cfg in zip(arms, configs):
         keras.utils.set_random_seed(cfg.SEED)

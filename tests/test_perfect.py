@@ -106,6 +106,13 @@ def test_player_moves_count_the_tested_sides_moves():
     assert evaluation.WholeGame(Start("4", 1, 0), "4" + "1234567", 0, []).playerMoves == 3
 
 
+def test_player_plies_are_the_positions_the_tested_side_moved_in():
+    game = evaluation.WholeGame(Start("4", -1, 0), "4" + "1234567", 0, [])
+    assert game.playerPlies == [1, 3, 5, 7]
+    assert all(GameState.fromMoves(game.moves[:ply]).playerTurn == -1 for ply in game.playerPlies)
+    assert evaluation.WholeGame(Start("", 1, 0), "1234", 0, []).playerPlies == [0, 2]
+
+
 def _mistake(visits: list[int], keeping: list[int]) -> Mistake:
     table = [{"column": c, "N": n, "P": 1 / 7, "Q": 0.0, "policy": 0.0} for c, n in enumerate(visits, 1)]
     return Mistake("", 1, 1, 0, {c: 0 for c in range(1, 8)}, keeping, 0.1, table)

@@ -122,6 +122,33 @@ def test_pons_positions_are_valued_set_by_set_without_games(run_folder, tmp_path
     assert targets.stageSummary(values["network"])["end-easy"]["positions"] == 1
 
 
+def test_a_records_positions_are_those_its_agent_moved_in(run_folder, tmp_path):
+    games = [evaluation.WholeGame(evaluation.Start("", 1, 1), "1212121", 1, []),
+             evaluation.WholeGame(evaluation.Start("4", -1, 0), "4444", 0, [])]
+    record = tmp_path / "record.json"
+    storage.write_json(record, evaluation.wholeGameRecord(games, {"version": 1}))
+    (begin, picked, results), *later = targets.recordPicks(record, 10)
+    assert begin == "begin" and all(not rows for _, rows, _ in later)
+    moved = {"", "12", "1212", "121212", "4", "444"}
+    assert {state.id for state in (row["state"] for row in picked)} == {GameState.fromMoves(m).id for m in moved}
+    truth = {row["state"].id: result for row, result in zip(picked, results)}
+    assert truth[GameState.fromMoves("121212").id] == 1
+    assert all(truth[GameState.fromMoves(m).id] == evaluation.solvedPosition(GameState.fromMoves(m))[0]
+               for m in moved)
+    out = tmp_path / "values.json"
+    results = targets.main(["--run-folder", str(run_folder), "--version", "1", "--record", str(record),
+                            "--search-sims", "64", "--out", str(out)])
+    assert targets.stageSummary(results[0]["values"]["network"])["begin"]["positions"] == 6
+    assert json.loads(out.read_text())["record"]["path"] == str(record)
+
+
+def test_a_damaged_record_is_named(run_folder, tmp_path):
+    record = tmp_path / "record.json"
+    record.write_text("{not json")
+    with pytest.raises(storage.RunFileError, match="record.json"):
+        targets.main(["--run-folder", str(run_folder), "--version", "1", "--record", str(record)])
+
+
 def test_the_stones_table_puts_each_position_in_its_bucket(run_folder):
     rows = solvedRows(run_folder)
     for row in rows:
