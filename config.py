@@ -137,6 +137,10 @@ class Config:
     tutorial): all full.  Below MCTS_SIMS; tournaments and play never use it."""
     FULL_SEARCH_PROBABILITY: float = 0.25
     """With FAST_SEARCH_SIMS > 0: the chance of a full, stored search (KataGo's 0.25)."""
+    FAST_SEARCH_SIDE: bool = False
+    """With FAST_SEARCH_SIMS > 0: True, the draw is a game's, not a move's: with probability
+    1 - FULL_SEARCH_PROBABILITY one side (either colour) plays every move fast, the other full
+    and stored, so the full side's positions learn to punish the fast side's mistakes."""
     CPUCT: float = 1.0
     """Exploration constant of the PUCT selection rule."""
     EPSILON: float = 0.2
@@ -393,7 +397,7 @@ class Config:
             raise ConfigError(f"TRAINING_PRECISION must be one of {TRAINING_PRECISIONS}, "
                               f"got {self.TRAINING_PRECISION!r}")
         for name in ["MERGE_DUPLICATES", "TENSORBOARD", "EVAL_STOP_WHEN_DECIDED", "MIRROR_AVERAGE",
-                     "PLAY_MIRROR_AVERAGE"]:
+                     "PLAY_MIRROR_AVERAGE", "FAST_SEARCH_SIDE"]:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
         checkInference(self.INFERENCE, self.INFERENCE_PRECISION)

@@ -81,6 +81,7 @@ class Episode:
         self.turn = 0
         self.done = False
         self.value = 0
+        self.fastSide = 0  # FAST_SEARCH_SIDE: the side that plays this game fast (`_drawFastSide`)
 
     @property
     def player(self):
@@ -98,6 +99,7 @@ class Episode:
             return
         if self.noise:
             self._playRandomOpening()
+        self.fastSide = self._drawFastSide()
         while not self.done:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
             fast = self._fastSearchSims()  # only an Agent's search takes a count of its own
@@ -143,15 +145,29 @@ class Episode:
                                 oneHot(action, ACTION_SIZE), None, None)
             self._advance(action)
 
+    def _drawFastSide(self) -> int:
+        """`Config.FAST_SEARCH_SIDE` (self-play): the side (a playerTurn) that plays this
+        whole game fast, with probability 1 - FULL_SEARCH_PROBABILITY either colour (drawn
+        from the first player's per-game generator); 0: none."""
+        player = self.players[1]
+        cfg = player.config if self.memory is not None and isinstance(player, Agent) else None
+        if (cfg is None or not (cfg.FAST_SEARCH_SIMS and cfg.FAST_SEARCH_SIDE)
+                or player.rng.random() < cfg.FULL_SEARCH_PROBABILITY):
+            return 0
+        return 1 if player.rng.random() < 0.5 else -1
+
     def _fastSearchSims(self) -> int | None:
         """Self-play with playout cap randomisation (`Config.FAST_SEARCH_SIMS`): the
         simulations of the next move's fast search, whose position is not stored, with
         probability 1 - FULL_SEARCH_PROBABILITY (drawn from the mover's per-game
-        generator); None: a full search of MCTS_SIMS, stored.  Tournaments, and configs
-        with the option off, draw nothing (their games are unchanged)."""
+        generator), or on every move of the game's fast side (FAST_SEARCH_SIDE); None: a
+        full search of MCTS_SIMS, stored.  Tournaments, and configs with the option off,
+        draw nothing (their games are unchanged)."""
         player = self.player
         if self.memory is None or not isinstance(player, Agent) or player.config.FAST_SEARCH_SIMS == 0:
             return None
+        if player.config.FAST_SEARCH_SIDE:
+            return player.config.FAST_SEARCH_SIMS if self.state.playerTurn == self.fastSide else None
         if player.rng.random() < player.config.FULL_SEARCH_PROBABILITY:
             return None
         return player.config.FAST_SEARCH_SIMS

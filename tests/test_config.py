@@ -175,6 +175,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     ({"LEAF_BATCH": 0}, "LEAF_BATCH must be positive, got 0"),
     ({"PLAY_LEAF_BATCH": -1}, "PLAY_LEAF_BATCH must not be negative, got -1"),
     ({"PLAY_MIRROR_AVERAGE": 1}, "PLAY_MIRROR_AVERAGE must be True or False, got 1"),
+    ({"FAST_SEARCH_SIDE": "yes"}, "FAST_SEARCH_SIDE must be True or False, got 'yes'"),
     ({"PRIOR_TEMPERATURE": 0.0}, "PRIOR_TEMPERATURE must be a positive finite number, got 0.0"),
     ({"PRIOR_TEMPERATURE": float("inf")}, "PRIOR_TEMPERATURE must be a positive finite number, got inf"),
     ({"PLAY_PRIOR_TEMPERATURE": -1.5}, r"PLAY_PRIOR_TEMPERATURE must be a finite number, 0 \(PRIOR_TEMPERATURE\) "

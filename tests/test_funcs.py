@@ -227,6 +227,36 @@ def test_playout_cap_randomisation_stores_only_the_full_searches(tiny_model, tin
     assert searches and all(simulations is None for _, simulations in searches)
 
 
+def test_a_fast_side_plays_its_whole_game_fast_and_only_the_other_side_is_stored(tiny_model, tiny_cfg,
+                                                                                 monkeypatch):
+    """FAST_SEARCH_SIDE: the draw is a game's.  In a game with a fast side every move of
+    that side is a fast search and every move of the other a full one; in the others
+    every move is full (FULL_SEARCH_PROBABILITY of the games); only full searches are
+    stored.  Each game has its own copy of the agent, which tells the games apart."""
+    cfg = tiny_cfg.replace(FAST_SEARCH_SIMS=3, FULL_SEARCH_PROBABILITY=0.5, FAST_SEARCH_SIDE=True)
+    searches = []
+    act_steps = Agent.actSteps
+
+    def recorded(self, state, tau, noise=False, simulations=None):
+        searches.append((id(self), state.playerTurn, state.id, simulations))
+        return act_steps(self, state, tau, noise, simulations)
+
+    monkeypatch.setattr(Agent, "actSteps", recorded)
+    agent = makeAgent("self", tiny_model, cfg, sims=6)
+    _, memory, _, _ = funcs.playMatches(agent, agent, 12, quietLogger(), 2, Memory(10_000))
+    games: dict[int, dict[int, set]] = {}
+    for game, turn, _, simulations in searches:
+        games.setdefault(game, {1: set(), -1: set()})[turn].add(simulations)
+    assert len(games) == 12
+    kinds = [(frozenset(sides[1]), frozenset(sides[-1])) for sides in games.values()]
+    full, fast = frozenset({None}), frozenset({3})
+    full_game, fast_first, fast_second = (full, full), (fast, full), (full, fast)
+    assert set(kinds) <= {full_game, fast_first, fast_second} and full_game in kinds
+    assert fast_first in kinds or fast_second in kinds
+    full = [state_id for _, _, state_id, simulations in searches if simulations is None]
+    assert sorted(row["state"].id for row in list(memory.ltmemory)[::2]) == sorted(full)
+
+
 def test_tournament_batches_per_network_and_alternates_colours(tiny_cfg):
     networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
     batch_sizes = {0: [], 1: []}
