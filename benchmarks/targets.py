@@ -21,9 +21,10 @@ search, or `--search-set`'s): whether a deeper search's value of a position is t
 than the game's result, the fixed point the targets would move to if training learnt
 from it. With `--pons-set` the values are checked on Pons' positions instead (a fixed
 set: versions compare on the same positions), and no games are played; with `--record`
-on the positions in which a whole-game record's agent moved (`benchmarks/perfect.py`):
-the positions against the solver, where its games are lost, which self-play may not
-visit. The solver measures only: nothing here trains.
+on the positions in which a whole-game record's agent moved (`benchmarks/perfect.py`),
+by part of the game (a kept game; before, at or after the first mistake of one not
+kept) and stage: the positions against the solver, where its games are lost, which
+self-play may not visit. The solver measures only: nothing here trains.
 """
 
 from __future__ import annotations
@@ -51,19 +52,28 @@ from pons import PONS_FOLDER, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 
 
-def stagePicks(rows: list[dict], count: int, seed: int = 0) -> list[tuple[str, list[dict], np.ndarray]]:
-    """Up to `count` rows drawn per stage (`evaluation.phaseOf`), each stage's with the
-    solver's result t (1 won, 0 drawn, -1 lost) for each row's player to move: the
-    positions every source of values is checked on."""
+def stageOf(row: dict) -> str:
+    """The stage of a row's position (`evaluation.phaseOf`)."""
+    return evaluation.phaseOf(int(np.count_nonzero(row["state"].board)))
+
+
+STAGES = [stage for stage, _ in evaluation.PHASES]
+
+
+def stagePicks(rows: list[dict], count: int, seed: int = 0, labelOf=stageOf,
+               labels: list[str] = STAGES) -> list[tuple[str, list[dict], np.ndarray]]:
+    """Up to `count` rows drawn per stage (or per label of `labels`, `labelOf(row)`
+    naming a row's), each with the solver's result t (1 won, 0 drawn, -1 lost) for its
+    player to move: the positions every source of values is checked on."""
     rng = np.random.default_rng(seed)
-    stages = np.array([evaluation.phaseOf(int(np.count_nonzero(row["state"].board))) for row in rows])
+    named = np.array([labelOf(row) for row in rows])
     picks = []
-    for stage, _ in evaluation.PHASES:
-        members = np.flatnonzero(stages == stage)
+    for label in labels:
+        members = np.flatnonzero(named == label)
         picked = [rows[i] for i in rng.choice(members, size=min(count, len(members)), replace=False)]
         results = np.array([evaluation.outcomeClass(max(evaluation.solverScores(row["state"]).values()))
                             for row in picked])
-        picks.append((stage, picked, results))
+        picks.append((label, picked, results))
     return picks
 
 
@@ -195,21 +205,51 @@ def ponsPicks(folder: Path, sets: list[str], limit: int) -> list[tuple[str, list
     return picks
 
 
+RECORD_PARTS = ("kept game", "before the 1st mistake", "at the 1st mistake", "after the 1st mistake")
+"""Where a whole-game position falls: in a game the agent kept (it made no mistake), or
+before, at or after the first mistake of a game it did not keep."""
+
+
+def recordPart(game: evaluation.WholeGame, ply: int) -> str:
+    """The part of the game (`RECORD_PARTS`) the agent's position at `ply` is in."""
+    if not game.mistakes:
+        return RECORD_PARTS[0]
+    first = game.mistakes[0].ply
+    return RECORD_PARTS[1] if ply < first else RECORD_PARTS[2] if ply == first else RECORD_PARTS[3]
+
+
 def recordPicks(path: Path, count: int, seed: int = 0) -> list[tuple[str, list[dict], np.ndarray]]:
     """The positions in which a whole-game record's agent moved (`WholeGame.playerPlies`),
-    as `stagePicks` gives them: up to `count` per stage, with their solved results for
-    the agent, the player to move there."""
+    as `stagePicks` gives them, up to `count` per part of the game (`recordPart`) and
+    stage, labelled "part, stage", with their solved results for the agent."""
     record = storage.read_json(path, "whole-game record", "score the version again with benchmarks/perfect.py")
-    rows = [{"state": GameState.fromMoves(game.moves[:ply])}
+    rows = [{"state": GameState.fromMoves(game.moves[:ply]), "part": recordPart(game, ply)}
             for game in evaluation.readWholeGames(record) for ply in game.playerPlies]
-    return stagePicks(rows, count, seed)
+    picks = stagePicks(rows, count, seed, lambda row: f"{row['part']}, {stageOf(row)}",
+                       [f"{part}, {stage}" for part in RECORD_PARTS for stage in STAGES])
+    return [(label, picked, results) for label, picked, results in picks if picked]
+
+
+def labelTable(sources: dict[str, list[dict]]) -> str:
+    """`valueTable` turned on its side, a line per label: for labels too many for columns."""
+    summaries = {name: stageSummary(groups) for name, groups in sources.items()}
+    labels = list(dict.fromkeys(label for summary in summaries.values() for label in summary))
+    width = max(len(label) for label in labels)
+    lines = [f"{'positions':>{width + 11}}" + "".join(f"  {name + ': nearest = t':>26} {'|v - t|':>7}"
+                                                     for name in sources)]
+    for label in labels:
+        positions = next(summary[label]["positions"] for summary in summaries.values() if label in summary)
+        lines.append(f"{label:<{width}} {positions:>10}" + "".join(
+            f"  {summary[label]['value_is_result']:>26.3f} {summary[label]['value_error']:>7.3f}"
+            for summary in summaries.values()))
+    return "\n".join(lines)
 
 
 def checkValues(picks: list[tuple[str, list[dict], np.ndarray]], network, cfg, sims: list[int],
-                positions: int) -> dict[str, list[dict]]:
+                positions: int, table=valueTable) -> dict[str, list[dict]]:
     """The network's values and those of new searches of each of `sims` simulations
     (`cfg`'s search otherwise) on the first `positions` picked per label, against the
-    true results (`valueAgreement`), printed as they come."""
+    true results (`valueAgreement`), printed as they come (by `table`)."""
     first = [(stage, picked[:positions], results[:positions]) for stage, picked, results in picks]
     sources = {"network": valueAgreement(first, lambda rows: networkValues(network, rows))}
     for count in sims:
@@ -217,7 +257,7 @@ def checkValues(picks: list[tuple[str, list[dict], np.ndarray]], network, cfg, s
         agent = Agent.fromConfig("search", cfg, network, seed=cfg.SEED, mcts_simulations=count)
         sources[f"search {count} sims"] = valueAgreement(first, lambda rows: searchValues(agent, rows))
         print(f"  searched at {count} simulations ({time.perf_counter() - start:.0f} s)", flush=True)
-    print(valueTable(sources), flush=True)
+    print(table(sources), flush=True)
     return sources
 
 
@@ -280,7 +320,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.record:
         print(f"Version {version} of {folder} on the positions of {args.record}:", flush=True)
         values = checkValues(recordPicks(args.record, args.search_positions, cfg.SEED), network, search_cfg,
-                             args.search_sims, args.search_positions)
+                             args.search_sims, args.search_positions, labelTable)
         if args.out is not None:
             storage.write_json(args.out, {"run_folder": str(folder), "version": version,
                                           "record": {"path": str(args.record), "values": values}})

@@ -127,8 +127,8 @@ def test_a_records_positions_are_those_its_agent_moved_in(run_folder, tmp_path):
              evaluation.WholeGame(evaluation.Start("4", -1, 0), "4444", 0, [])]
     record = tmp_path / "record.json"
     storage.write_json(record, evaluation.wholeGameRecord(games, {"version": 1}))
-    (begin, picked, results), *later = targets.recordPicks(record, 10)
-    assert begin == "begin" and all(not rows for _, rows, _ in later)
+    ((label, picked, results),) = targets.recordPicks(record, 10)
+    assert label == "kept game, begin"
     moved = {"", "12", "1212", "121212", "4", "444"}
     assert {state.id for state in (row["state"] for row in picked)} == {GameState.fromMoves(m).id for m in moved}
     truth = {row["state"].id: result for row, result in zip(picked, results)}
@@ -138,8 +138,27 @@ def test_a_records_positions_are_those_its_agent_moved_in(run_folder, tmp_path):
     out = tmp_path / "values.json"
     results = targets.main(["--run-folder", str(run_folder), "--version", "1", "--record", str(record),
                             "--search-sims", "64", "--out", str(out)])
-    assert targets.stageSummary(results[0]["values"]["network"])["begin"]["positions"] == 6
+    assert targets.stageSummary(results[0]["values"]["network"])["kept game, begin"]["positions"] == 6
     assert json.loads(out.read_text())["record"]["path"] == str(record)
+
+
+def test_a_games_positions_fall_before_at_or_after_its_first_mistake():
+    start = evaluation.Start("", 1, 0)
+    mistake = evaluation.Mistake("12", 3, 0, -1, {}, [])
+    lost = evaluation.WholeGame(start, "1234567", -1, [mistake])
+    assert [targets.recordPart(lost, ply) for ply in lost.playerPlies] == [
+        "before the 1st mistake", "at the 1st mistake", "after the 1st mistake", "after the 1st mistake"]
+    assert targets.recordPart(evaluation.WholeGame(start, "1234", 0, []), 2) == "kept game"
+
+
+def test_the_label_table_gives_a_line_per_label():
+    groups = [{"stage": "after the 1st mistake, middle", "result": "lost", "positions": 4, "value_is_result": 0.25,
+               "value_error": 1.0},
+              {"stage": "kept game, begin", "result": "won", "positions": 2, "value_is_result": 1.0,
+               "value_error": 0.1}]
+    lines = targets.labelTable({"network": groups}).splitlines()
+    assert len(lines) == 3 and "network: nearest = t" in lines[0]
+    assert lines[1].split()[-3:] == ["4", "0.250", "1.000"] and lines[2].startswith("kept game, begin")
 
 
 def test_a_damaged_record_is_named(run_folder, tmp_path):
