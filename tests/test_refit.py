@@ -63,8 +63,9 @@ def test_the_versions_own_selfplay_games_are_added_with_their_settings(run_folde
 
 @pytest.mark.parametrize("extra, named", [(["--set", "RANDOM_OPENING_MOVES=3"], "--selfplay-games"),
                                           (["--selfplay-games", "2", "--set", "NO_SUCH_SETTING=1"], "NO_SUCH_SETTING"),
-                                          (["--selfplay-games", "-1"], "--selfplay-games")])
-def test_wrong_selfplay_options_are_refused_by_name(run_folder, pons_folder, capsys, extra, named):
+                                          (["--selfplay-games", "-1"], "--selfplay-games"),
+                                          (["--truth-labels", "x.npz"], "--truth-labels")])
+def test_wrong_options_are_refused_by_name(run_folder, pons_folder, capsys, extra, named):
     withMemory(run_folder)
     with pytest.raises(SystemExit):
         refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder), *extra])
@@ -202,11 +203,3 @@ def test_a_truth_refit_labels_once_and_reads_the_labels_after(run_folder, pons_f
     network.loadWeights(saved)
     assert any(not np.array_equal(a, b) for a, b in zip(before, network.model.get_weights()))
     assert storage.saved_versions(run_folder) == [1, 3]
-
-
-def test_truth_labels_without_truth_are_refused_by_name(run_folder, pons_folder, capsys):
-    withMemory(run_folder)
-    with pytest.raises(SystemExit):
-        refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder),
-                    "--truth-labels", "x.npz"])
-    assert "--truth-labels" in capsys.readouterr().err
