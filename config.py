@@ -120,27 +120,23 @@ class Config:
     MEMORY_SIZE: int = 30000
     """Positions kept in long-term memory (oldest dropped first)."""
     TURNS_UNTIL_TAU0: int = 10
-    """Self-play moves are sampled from visit counts (tau=1) for this many turns of
-    each game, then the most visited move is played (tau=0).  With the Gumbel root
-    search, tau=1 means the Gumbel draw that makes its chosen move a sample, tau=0
-    no draw: the best move by logits and completed Q."""
+    """Self-play moves are sampled from visit counts (tau=1) for this many turns of each game, then the most
+    visited move is played (tau=0).  With the Gumbel root search, tau=1 means the Gumbel draw that makes its
+    chosen move a sample, tau=0 no draw: the best move by logits and completed Q."""
     RANDOM_OPENING_MOVES: int = 0
-    """Self-play games start with k uniformly random legal moves, k drawn for each game
-    from 0..RANDOM_OPENING_MOVES: those moves are neither searched nor stored, so
-    the games (and memory) cover many more positions than the search's own, nearly
-    fixed, openings.  Only the rules are used.  0 (the tutorial): every move is
-    searched; at most 20.  Tournaments and play against people never use it."""
+    """Self-play games start with k uniformly random legal moves, k drawn for each game from
+    0..RANDOM_OPENING_MOVES: those moves are neither searched nor stored, so the games (and memory) cover many
+    more positions than the search's own, nearly fixed, openings.  Only the rules are used.  0 (the tutorial):
+    every move is searched; at most 20.  Tournaments and play against people never use it."""
     FAST_SEARCH_SIMS: int = 0
-    """Playout cap randomisation (KataGo): > 0, a searched self-play move is a full search
-    (MCTS_SIMS, position stored) with probability FULL_SEARCH_PROBABILITY (in (0, 1]), else a
-    fast one of FAST_SEARCH_SIMS (played, not stored): more games' results per hour.  0 (the
-    tutorial): all full.  Below MCTS_SIMS; tournaments and play never use it."""
+    """Playout cap randomisation (KataGo): > 0, a searched self-play move is a full search (MCTS_SIMS, stored)
+    with probability FULL_SEARCH_PROBABILITY, else a fast one of FAST_SEARCH_SIMS (played, not stored): more
+    games' results per hour.  0 (the tutorial): all full.  Below MCTS_SIMS; never in tournaments or play."""
     FULL_SEARCH_PROBABILITY: float = 0.25
     """With FAST_SEARCH_SIMS > 0: the chance of a full, stored search (KataGo's 0.25)."""
     FAST_SEARCH_SIDE: bool = False
-    """With FAST_SEARCH_SIMS > 0: True, the draw is a game's, not a move's: with probability
-    1 - FULL_SEARCH_PROBABILITY one side (either colour) plays every move fast, the other full
-    and stored, so the full side's positions learn to punish the fast side's mistakes."""
+    """With FAST_SEARCH_SIMS > 0: True, a game's draw, not a move's: with probability 1 - FULL_SEARCH_PROBABILITY
+    one side (either colour) plays every move fast, the other full and stored (it learns to punish mistakes)."""
     CPUCT: float = 1.0
     """Exploration constant of the PUCT selection rule."""
     EPSILON: float = 0.2

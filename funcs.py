@@ -63,10 +63,9 @@ def _progress(total: int, desc: str | None):
 class Episode:
     """One game of a match.
 
-    `players` maps playerTurn (1: moves first, -1: second) to the seat's player;
-    `play()` is the whole game as a search generator (see `agent.runTogether`).
-    Once `done`, `value` is the result for the player to move in `state` (-1: they
-    lost, or resigned; 0: a draw)."""
+    `players` maps playerTurn (1: moves first, -1: second) to the seat's player; `play()` is the whole game as a
+    search generator (see `agent.runTogether`). Once `done`, `value` is the result for the player to move in
+    `state` (-1: they lost, or resigned; 0: a draw)."""
 
     def __init__(self, index: int, players: dict, names: dict, turns_until_tau0: int, noise: bool,
                  collect: Memory | None, logger: logging.Logger):
@@ -112,10 +111,9 @@ class Episode:
                 player.releaseTree()
 
     def _playTyped(self, human: int) -> None:
-        """The game of the `User` playing `human` (a playerTurn) against the agent on
-        the other side: the typed game of `play.typedGame` through the User's input and
-        output (its agent searches on its own, asking the caller for nothing), each
-        move logged (and stored) here as it is played; a resignation ends the game as
+        """The game of the `User` playing `human` (a playerTurn) against the agent on the other side: the typed
+        game of `play.typedGame` through the User's input and output (its agent searches on its own, asking the
+        caller for nothing), each move logged (and stored) here as it is played; a resignation ends the game as
         a loss for the human."""
         user = self.players[human]
         match = play.Match(self.players[-human], human == 1, turns_until_tau0=self.turns_until_tau0,
@@ -127,12 +125,11 @@ class Episode:
                 gamelog.logResign(self.logger, self.index + 1, self.names[human])
 
     def _playRandomOpening(self) -> None:
-        """Self-play only: the game's first k moves, k drawn from 0..RANDOM_OPENING_MOVES
-        of the first player's config (an agent), are uniformly random legal moves,
-        neither searched nor stored (see `Config.RANDOM_OPENING_MOVES`); a game these
-        moves finish ends there, with nothing stored.  The draws come from
-        the first player's per-game generator, so a game is the same wherever it is
-        played; with 0 nothing is drawn (the tutorial's games are unchanged)."""
+        """Self-play only: the game's first k moves, k drawn from 0..RANDOM_OPENING_MOVES of the first player's
+        config (an agent), are uniformly random legal moves, neither searched nor stored (see
+        `Config.RANDOM_OPENING_MOVES`); a game these moves finish ends there, with nothing stored.  The draws
+        come from the first player's per-game generator, so a game is the same wherever it is played; with 0
+        nothing is drawn (the tutorial's games are unchanged)."""
         player = self.players[1]
         if not isinstance(player, Agent) or player.config.RANDOM_OPENING_MOVES == 0:
             return
@@ -145,42 +142,41 @@ class Episode:
                                 oneHot(action, ACTION_SIZE), None, None)
             self._advance(action)
 
+    def _fastConfig(self, player):
+        """`player`'s config where its searches may be fast (`Config.FAST_SEARCH_SIMS`:
+        self-play, an agent with the option on); else None (games unchanged)."""
+        if self.memory is None or not isinstance(player, Agent) or player.config.FAST_SEARCH_SIMS == 0:
+            return None
+        return player.config
+
     def _drawFastSide(self) -> int:
-        """`Config.FAST_SEARCH_SIDE` (self-play): the side (a playerTurn) that plays this
-        whole game fast, with probability 1 - FULL_SEARCH_PROBABILITY either colour (drawn
-        from the first player's per-game generator); 0: none."""
-        player = self.players[1]
-        cfg = player.config if self.memory is not None and isinstance(player, Agent) else None
-        if (cfg is None or not (cfg.FAST_SEARCH_SIMS and cfg.FAST_SEARCH_SIDE)
-                or player.rng.random() < cfg.FULL_SEARCH_PROBABILITY):
+        """FAST_SEARCH_SIDE: the side (a playerTurn) that plays this whole game fast, drawn
+        with probability 1 - FULL_SEARCH_PROBABILITY (the first player's generator); 0: none."""
+        player, cfg = self.players[1], self._fastConfig(self.players[1])
+        if cfg is None or not cfg.FAST_SEARCH_SIDE or player.rng.random() < cfg.FULL_SEARCH_PROBABILITY:
             return 0
         return 1 if player.rng.random() < 0.5 else -1
 
     def _fastSearchSims(self) -> int | None:
-        """Self-play with playout cap randomisation (`Config.FAST_SEARCH_SIMS`): the
-        simulations of the next move's fast search, whose position is not stored, with
-        probability 1 - FULL_SEARCH_PROBABILITY (drawn from the mover's per-game
-        generator), or on every move of the game's fast side (FAST_SEARCH_SIDE); None: a
-        full search of MCTS_SIMS, stored.  Tournaments, and configs with the option off,
-        draw nothing (their games are unchanged)."""
-        player = self.player
-        if self.memory is None or not isinstance(player, Agent) or player.config.FAST_SEARCH_SIMS == 0:
+        """The simulations of the next move's fast search (not stored): on every move of
+        the game's fast side (FAST_SEARCH_SIDE), else with probability 1 -
+        FULL_SEARCH_PROBABILITY (the mover's generator); None: a full, stored search."""
+        cfg = self._fastConfig(self.player)
+        if cfg is None:
             return None
-        if player.config.FAST_SEARCH_SIDE:
-            return player.config.FAST_SEARCH_SIMS if self.state.playerTurn == self.fastSide else None
-        if player.rng.random() < player.config.FULL_SEARCH_PROBABILITY:
-            return None
-        return player.config.FAST_SEARCH_SIMS
+        if cfg.FAST_SEARCH_SIDE:
+            return cfg.FAST_SEARCH_SIMS if self.state.playerTurn == self.fastSide else None
+        return None if self.player.rng.random() < cfg.FULL_SEARCH_PROBABILITY else cfg.FAST_SEARCH_SIMS
 
     def __getstate__(self) -> dict:
-        """A finished game travels from a Ray worker to the learner (workers.py)
-        without its players and logger: they belong to the process that played it
-        (networks, log files); the learner scores it with its own logger."""
+        """A finished game travels from a Ray worker to the learner (workers.py) without its players and logger:
+        they belong to the process that played it (networks, log files); the learner scores it with its own
+        logger."""
         return {**self.__dict__, "players": {}, "logger": None}
 
     def _playMove(self, action, pi, mcts_value, nn_value, stored: bool = True) -> None:
-        """Play a searched move: its position goes to the game's memory (self-play,
-        unless `stored` is False: a fast search's) and the move to the game log."""
+        """Play a searched move: its position goes to the game's memory (self-play, unless `stored` is False: a
+        fast search's) and the move to the game log."""
         state = self.state
         if self.memory is not None and stored:
             self.memory.commit_stmemory(Game.identities, state, pi, mcts_value)
@@ -205,12 +201,11 @@ def matchSeed(player1) -> int:
 
 
 def _seats(player1, player2, indices, base: int, goes_first: int):
-    """For each episode in `indices`, (player moving first, player moving second) with
-    their match names.  goes_first 0 alternates (player1 starts the even episodes),
-    1 / -1 make player1 / player2 start every game.  Agents get a per-game copy (own
-    tree and random draws, seeded by `episodeSeed(base, episode)`); in self-play one
-    copy plays both sides, sharing its tree.  Only the first episode's searches write
-    to the MCTS log, so its blocks do not interleave."""
+    """For each episode in `indices`, (player moving first, player moving second) with their match names.
+    goes_first 0 alternates (player1 starts the even episodes), 1 / -1 make player1 / player2 start every game.
+    Agents get a per-game copy (own tree and random draws, seeded by `episodeSeed(base, episode)`); in self-play
+    one copy plays both sides, sharing its tree.  Only the first episode's searches write to the MCTS log, so
+    its blocks do not interleave."""
     seats = []
     for e in indices:
         seed = episodeSeed(base, e)
@@ -233,12 +228,10 @@ def _forGame(player, seed: int, episode: int):
 
 def matchEpisodes(player1, player2, indices, base: int, loggerOf, turns_until_tau0: int,
                   collect: Memory | None, goes_first: int = 0) -> list[Episode]:
-    """Episodes `indices` of a match between player1 and player2 (see playMatches),
-    not yet played, seated by `_seats` from the match's base seed `base`.
-    `loggerOf(e)` is episode e's log: in this process one logger serves the whole
-    match; a Ray worker gives each game its own, so that its lines travel with it
-    (see workers.py).  With `collect`, positions are kept (in memories of its size)
-    and the root noise is used."""
+    """Episodes `indices` of a match between player1 and player2 (see playMatches), not yet played, seated by
+    `_seats` from the match's base seed `base`. `loggerOf(e)` is episode e's log: in this process one logger
+    serves the whole match; a Ray worker gives each game its own, so that its lines travel with it (see
+    workers.py).  With `collect`, positions are kept (in memories of its size) and the root noise is used."""
     seats = _seats(player1, player2, indices, base, goes_first)
     return [Episode(e, {1: first[0], -1: second[0]}, {1: first[1], -1: second[1]}, turns_until_tau0,
                     noise=collect is not None, collect=collect, logger=loggerOf(e))
@@ -246,12 +239,10 @@ def matchEpisodes(player1, player2, indices, base: int, loggerOf, turns_until_ta
 
 
 def playEpisodes(episodes: list[Episode], finished=None, stop=None):
-    """Play `episodes` to their ends, yielding them batch by batch once every game of
-    the batch is over: agents play all at once in lockstep (`agent.runTogether`), a
-    human one game at a time.  `finished(episode)` is called the moment each game
-    ends (a progress bar, a Ray worker sending the game back).  `stop()` (agents
-    only): once it says True, the games still running are abandoned, and a batch
-    yields only its finished games."""
+    """Play `episodes` to their ends, yielding them batch by batch once every game of the batch is over: agents
+    play all at once in lockstep (`agent.runTogether`), a human one game at a time.  `finished(episode)` is
+    called the moment each game ends (a progress bar, a Ray worker sending the game back).  `stop()` (agents
+    only): once it says True, the games still running are abandoned, and a batch yields only its finished games."""
     humans = any(isinstance(player, User) for episode in episodes for player in episode.players.values())
     batches = [[e] for e in episodes] if humans else [episodes]
 
@@ -271,27 +262,23 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
                 pool=None, decided=None):
     """Play EPISODES games between two players (the same object twice = self-play).
 
-    With `memory`, every position is stored with its search policy and, at the end,
-    the result for its player to move; Dirichlet root noise is used only then (self-
-    play explores; tournaments and human games do not).  Moves are sampled (tau=1) for
-    the first `turns_until_tau0` turns of each game, then the search's best move is
-    played (the most visited with PUCT, the sequential-halving winner with Gumbel).
-    A `User` plays an agent in the typed game of `play.typedGame`, a game at a time.
+    With `memory`, every position is stored with its search policy and, at the end, the result for its player to
+    move; Dirichlet root noise is used only then (self-play explores; tournaments and human games do not).
+    Moves are sampled (tau=1) for the first `turns_until_tau0` turns of each game, then the search's best move
+    is played (the most visited with PUCT, the sequential-halving winner with Gumbel). A `User` plays an agent
+    in the typed game of `play.typedGame`, a game at a time.
 
-    `pool` (a `workers.Pool`, agents only): the games are played by its Ray workers,
-    each its share in lockstep, with the players' current weights, and come back here
-    to be scored and stored in episode order: the same games, memory and scores as in
-    this process (each game's seed depends only on `matchSeed` and its episode number).
+    `pool` (a `workers.Pool`, agents only): the games are played by its Ray workers, each its share in lockstep,
+    with the players' current weights, and come back here to be scored and stored in episode order: the same
+    games, memory and scores as in this process (each game's seed depends only on `matchSeed` and its episode
+    number).
 
-    `decided(scores, left)` (played in this process only): asked as the games end,
-    with the wins per player name and draws so far and the number of games still
-    running; once it says True the match stops there, its unfinished games abandoned
-    (a tournament whose promotion is settled, EVAL_STOP_WHEN_DECIDED).
+    `decided(scores, left)` (played in this process only): asked as the games end, with the wins per player name
+    and draws so far and the number of games still running; once it says True the match stops there, its
+    unfinished games abandoned (a tournament whose promotion is settled, EVAL_STOP_WHEN_DECIDED).
 
-    Returns (scores, memory, points, sp_scores): wins per player name and draws;
-    points per player name, +1 / -1 / 0 per game; wins of the starting ('sp') and the
-    other ('nsp') player; over the games played.
-    """
+    Returns (scores, memory, points, sp_scores): wins per player name and draws; points per player name, +1 / -1 / 0
+    per game; wins of the starting ('sp') and the other ('nsp') player; over the games played."""
     if goes_first not in (-1, 0, 1):
         raise ValueError(f"goes_first must be 0 (alternate), 1 or -1, got {goes_first!r}")
     if (player1 is not player2 and player1.name == player2.name) or "drawn" in (player1.name, player2.name):
@@ -373,17 +360,15 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
                                EPISODES: int, logger: logging.Logger, turns_until_tau0: int,
                                goes_first: int = 0, cfg: Config | None = None, input_fn=None,
                                output_fn=print):
-    """Play two versions of a run against each other (-1: a human, typing columns;
-    `input_fn` None: the builtin `input` at the time of asking).
+    """Play two versions of a run against each other (-1: a human, typing columns; `input_fn` None: the builtin
+    `input` at the time of asking).
 
-    `run_version` is an archived run number (run_archive/connect4/runNNNN) or None for
-    the live run folder; networks are built with that run's own config.  A game with
-    a human is the typed game of `play.typedGame`, through `input_fn` and `output_fn`
-    (the human's side, the board after each move, the agent's thinking after each of
-    its moves, at the end the final board and the result line).  Against a human the
-    agent searches the run's PLAY_SIMS simulations (0 there: its MCTS_SIMS) with its
-    play-time search settings (`config.playSearch`), as in `play.py`; between two
-    networks, MCTS_SIMS and the run's own search."""
+    `run_version` is an archived run number (run_archive/connect4/runNNNN) or None for the live run folder;
+    networks are built with that run's own config.  A game with a human is the typed game of `play.typedGame`,
+    through `input_fn` and `output_fn` (the human's side, the board after each move, the agent's thinking after
+    each of its moves, at the end the final board and the result line).  Against a human the agent searches the
+    run's PLAY_SIMS simulations (0 there: its MCTS_SIMS) with its play-time search settings
+    (`config.playSearch`), as in `play.py`; between two networks, MCTS_SIMS and the run's own search."""
     folder = runs.runFolder(cfg or DEFAULT, run_version)
     human = -1 in (player1version, player2version)
     sims, search = runs.playSettings(folder, cfg or DEFAULT) if human else (None, None)
@@ -394,9 +379,9 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
 
 # -- the training loop ------------------------------------------------------------------
 def logMemorySample(memory: Memory, player: Agent, logger: logging.Logger, size: int = 10) -> None:
-    """Log a few memory positions: board, value target (the result z mixed with the
-    search's q by `loss.qWeights`, as retraining uses it) and search policy next
-    to the network's value and prior (all for the position's player to move)."""
+    """Log a few memory positions: board, value target (the result z mixed with the search's q by
+    `loss.qWeights`, as retraining uses it) and search policy next to the network's value and prior (all for the
+    position's player to move)."""
     if not logger.isEnabledFor(_INFO) or not len(memory):
         return
     picks = player.rng.choice(len(memory), size=min(size, len(memory)), replace=False)
@@ -500,9 +485,8 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
 
 
 def reanalyse(player: Agent, memory: Memory, count: int) -> list[dict]:
-    """Refresh the targets of `count` rows of `memory`'s ltmemory, drawn without
-    replacement by `player`'s generator, with `player`'s search (`Agent.reanalyse`);
-    returns the rows."""
+    """Refresh the targets of `count` rows of `memory`'s ltmemory, drawn without replacement by `player`'s
+    generator, with `player`'s search (`Agent.reanalyse`); returns the rows."""
     picks = player.rng.choice(len(memory.ltmemory), size=min(count, len(memory.ltmemory)), replace=False)
     rows = [memory.ltmemory[i] for i in picks]
     player.reanalyse(rows)

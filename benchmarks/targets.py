@@ -71,8 +71,7 @@ def stagePicks(rows: list[dict], count: int, seed: int = 0, labelOf=stageOf,
     for label in labels:
         members = np.flatnonzero(named == label)
         picked = [rows[i] for i in rng.choice(members, size=min(count, len(members)), replace=False)]
-        results = np.array([evaluation.outcomeClass(max(evaluation.solverScores(row["state"]).values()))
-                            for row in picked])
+        results = np.array([evaluation.solvedPosition(row["state"])[0] for row in picked])
         picks.append((label, picked, results))
     return picks
 
