@@ -1,12 +1,10 @@
 """Configuration of a training run, with the tutorial's names and defaults.
 
-Every value lives in one typed, validated dataclass, `Config`, under the tutorial's
-names (``EPISODES``, ``MCTS_SIMS`` ...); `DEFAULT` holds the defaults.  The tutorial
-read module globals (``config.EPISODES``); here everything a run builds (networks,
-agents, memory, loggers) is built from a `Config` instance passed in explicitly, so a
-resumed run is built from the config archived in its own run folder
-(``config.json``), and a change is made with ``cfg.replace(MCTS_SIMS=100)``, which
-validates it.
+Every value lives in one typed, validated dataclass, `Config`, under the tutorial's names (``EPISODES``,
+``MCTS_SIMS`` ...); `DEFAULT` holds the defaults.  The tutorial read module globals (``config.EPISODES``); here
+everything a run builds (networks, agents, memory, loggers) is built from a `Config` instance passed in
+explicitly, so a resumed run is built from the config archived in its own run folder (``config.json``), and a
+change is made with ``cfg.replace(MCTS_SIMS=100)``, which validates it.
 """
 
 from __future__ import annotations
@@ -30,9 +28,8 @@ TRAINING_PRECISIONS = ("float32", "bfloat16")
 """The values of TRAINING_PRECISION."""
 SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE",
                    "MIRROR_AVERAGE", "LEAF_BATCH", "PRIOR_TEMPERATURE")
-"""The settings of the agent's search: the network's shape does not depend on them, so a
-saved network loads with any of them and the measuring scripts may change them at play
-time (`withSearch`)."""
+"""The settings of the agent's search: the network's shape does not depend on them, so a saved network loads
+with any of them and the measuring scripts may change them at play time (`withSearch`)."""
 
 
 class ConfigError(ValueError):
@@ -40,9 +37,9 @@ class ConfigError(ValueError):
 
 
 def checkInference(engine: str, precision: str) -> None:
-    """Refuse an INFERENCE or INFERENCE_PRECISION the project does not know, and bf16
-    with TensorFlow (which has no bf16 engine here), naming the value: ConfigError.
-    Whether this machine can run a valid choice is `inference.resolve`'s question."""
+    """Refuse an INFERENCE or INFERENCE_PRECISION the project does not know, and bf16 with TensorFlow (which has
+    no bf16 engine here), naming the value: ConfigError.  Whether this machine can run a valid choice is
+    `inference.resolve`'s question."""
     if engine not in ENGINES:
         raise ConfigError(f"INFERENCE must be one of {ENGINES}, got {engine!r}")
     if precision not in PRECISIONS:
@@ -56,8 +53,7 @@ def _is_positive_int(value) -> bool:
 
 
 def _is_finite_number(value) -> bool:
-    """True for an int or float that is a finite float (an int beyond float's range,
-    which JSON allows, is not)."""
+    """True for an int or float that is a finite float (an int beyond float's range, which JSON allows, is not)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:
@@ -67,13 +63,13 @@ def _is_finite_number(value) -> bool:
 
 
 INT_LIMIT = 2**31
-"""Every integer setting stays below this: numpy seeds and the C integers below numpy,
-Keras and Python's deque are 32- or 64-bit, and no setting needs more."""
+"""Every integer setting stays below this: numpy seeds and the C integers below numpy, Keras and Python's deque
+are 32- or 64-bit, and no setting needs more."""
 
 
 def _with_tuple_kernel(layer):
-    """A layer entry with its kernel_size as a tuple (JSON gives a list); anything
-    malformed is returned as it is, for `validate` to name."""
+    """A layer entry with its kernel_size as a tuple (JSON gives a list); anything malformed is returned as it
+    is, for `validate` to name."""
     if isinstance(layer, dict) and isinstance(layer.get("kernel_size"), (list, tuple)):
         return {**layer, "kernel_size": tuple(layer["kernel_size"])}
     return layer
@@ -137,6 +133,10 @@ class Config:
     FAST_SEARCH_SIDE: bool = False
     """With FAST_SEARCH_SIMS > 0: True, a game's draw, not a move's: with probability 1 - FULL_SEARCH_PROBABILITY
     one side (either colour) plays every move fast, the other full and stored (it learns to punish mistakes)."""
+    STRONG_SEARCH_SIMS: int = 0
+    """> 0 (above MCTS_SIMS): one side of every self-play game (either colour) searches each move with this many
+    simulations, both sides stored: the stronger side punishes more of the other's mistakes, so their results
+    and continuations show what they cost.  0 (the tutorial): both sides search alike.  Not with FAST_SEARCH_SIMS."""
     CPUCT: float = 1.0
     """Exploration constant of the PUCT selection rule."""
     EPSILON: float = 0.2
@@ -145,10 +145,9 @@ class Config:
     ALPHA: float = 0.8
     """Concentration of that Dirichlet noise."""
     ROOT_SEARCH: str = "puct"
-    """How the root's move is searched and chosen: "puct" (the tutorial: every simulation descends
-    by max Q + U, the move and the policy target come from the visit counts) or "gumbel" (Gumbel
-    AlphaZero: sampled actions compared by sequential halving, the policy target from completed
-    Q-values; PUCT below the root, no Dirichlet noise)."""
+    """How the root's move is searched and chosen: "puct" (the tutorial: every simulation descends by max Q + U,
+    the move and the policy target come from the visit counts) or "gumbel" (Gumbel AlphaZero: sampled actions
+    compared by sequential halving, the policy target from completed Q-values; PUCT below the root, no noise)."""
     GUMBEL_SAMPLED_ACTIONS: int = 16
     """Gumbel root search: how many root actions (at most) are considered."""
     GUMBEL_C_VISIT: float = 50.0
@@ -167,10 +166,10 @@ class Config:
     noise, at twice the positions evaluated (little more time where calls are small, as in one game's
     search; twice the time in self-play's full batches).  False (the tutorial): one evaluation."""
     PRIOR_TEMPERATURE: float = 1.0
-    """The softmax temperature of the network's policy where the search expands a leaf: priors
-    proportional to exp(logit / PRIOR_TEMPERATURE) over the legal moves. Above 1 the priors are
-    flatter, so a move the network rates low still draws some visits; the policy the network
-    learns from is untouched.  1 (the tutorial): the network's own softmax."""
+    """The softmax temperature of the network's policy where the search expands a leaf: priors proportional to
+    exp(logit / PRIOR_TEMPERATURE) over the legal moves. Above 1 the priors are flatter, so a move the network
+    rates low still draws some visits; the policy the network learns from is untouched.  1 (the tutorial): the
+    network's own softmax."""
 
     # --- retraining --------------------------------------------------------------
     BATCH_SIZE: int = 256
@@ -184,9 +183,8 @@ class Config:
     LEARNING_RATE: float = 0.1
     """SGD learning rate."""
     LEARNING_RATE_SCHEDULE: list = field(default_factory=list)
-    """[[iteration, rate], ...], iterations increasing: from each listed iteration on,
-    retraining uses that rate instead of LEARNING_RATE.  Empty (the tutorial): the
-    same LEARNING_RATE throughout."""
+    """[[iteration, rate], ...], iterations increasing: from each listed iteration on, retraining uses that rate
+    instead of LEARNING_RATE.  Empty (the tutorial): the same LEARNING_RATE throughout."""
     MOMENTUM: float = 0.9
     """SGD momentum."""
     TRAINING_LOOPS: int = 10
@@ -195,9 +193,8 @@ class Config:
     """The value target of a position is (1 - w) * z + w * q: z the game's result, q the search's
     value of the move played (both for the player to move).  0 is the tutorial (z only)."""
     OPENING_STONES: int = 0
-    """Positions of fewer stones take w = VALUE_TARGET_Q_WEIGHT_OPENING: an opening's z
-    follows many later moves, each a chance of a mistake, so its q can be the truer
-    target.  0 is the tutorial (none)."""
+    """Positions of fewer stones take w = VALUE_TARGET_Q_WEIGHT_OPENING: an opening's z follows many later moves,
+    each a chance of a mistake, so its q can be the truer target.  0 is the tutorial (none)."""
     VALUE_TARGET_Q_WEIGHT_OPENING: float = 0.0
     VALUE_HEAD: str = "tanh"
     """What the value head predicts, for the player to move: "tanh" (the tutorial: one number in
@@ -335,12 +332,12 @@ class Config:
     # -- validation ----------------------------------------------------------------
     def validate(self) -> None:
         """Raise ConfigError naming the first wrong value."""
-        positive_ints = ["GUMBEL_SAMPLED_ACTIONS", "EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE", "FIT_BATCH_SIZE",
-                         "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
+        positive_ints = ["GUMBEL_SAMPLED_ACTIONS", "EPISODES", "MCTS_SIMS", "MEMORY_SIZE", "BATCH_SIZE",
+                         "FIT_BATCH_SIZE", "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT", "LEAF_BATCH"]
-        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "FAST_SEARCH_SIMS", "EVAL_TURNS_UNTIL_TAU0",
-                             "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT", "WORKERS", "PLAY_SIMS",
-                             "REANALYSE_POSITIONS", "PLAY_LEAF_BATCH", "OPENING_STONES"]
+        non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "FAST_SEARCH_SIMS", "STRONG_SEARCH_SIMS",
+                             "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT", "WORKERS",
+                             "PLAY_SIMS", "REANALYSE_POSITIONS", "PLAY_LEAF_BATCH", "OPENING_STONES"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -359,6 +356,9 @@ class Config:
         if self.FAST_SEARCH_SIMS >= self.MCTS_SIMS:
             raise ConfigError(f"FAST_SEARCH_SIMS ({self.FAST_SEARCH_SIMS}) must be below MCTS_SIMS ({self.MCTS_SIMS}): "
                               f"a fast search is the cheaper one (0 turns playout cap randomisation off)")
+        if self.STRONG_SEARCH_SIMS and (self.STRONG_SEARCH_SIMS <= self.MCTS_SIMS or self.FAST_SEARCH_SIMS):
+            raise ConfigError(f"STRONG_SEARCH_SIMS ({self.STRONG_SEARCH_SIMS}) must be 0 or above MCTS_SIMS "
+                              f"({self.MCTS_SIMS}), with FAST_SEARCH_SIMS 0 (got {self.FAST_SEARCH_SIMS})")
         for name, (inRange, rule) in _RANGES.items():
             value = getattr(self, name)
             if not _is_finite_number(value):

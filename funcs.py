@@ -1,16 +1,15 @@
 """Playing matches and the training loop.
 
-`playMatches` plays all its episodes at once, in lockstep (`agent.runTogether`): every
-live game's search runs to its next leaf, all leaves that need the same network are
-evaluated in one batched call, then every game resumes.  Within a game the search is
-the sequential one (`Agent.actSteps` is the same code `Agent.act` runs); only the
-network calls are shared.
+`playMatches` plays all its episodes at once, in lockstep (`agent.runTogether`): every live game's search runs
+to its next leaf, all leaves that need the same network are evaluated in one batched call, then every game
+resumes.  Within a game the search is the sequential one (`Agent.actSteps` is the same code `Agent.act` runs);
+only the network calls are shared.
 
-With a worker pool (config WORKERS > 0) the same games are played by Ray workers,
-each its share in lockstep, and scored here in episode order (see workers.py).
+With a worker pool (config WORKERS > 0) the same games are played by Ray workers, each its share in lockstep,
+and scored here in episode order (see workers.py).
 
-`train` is the tutorial's loop: self-play with the best network -> memory -> retrain
-the current network -> tournament current vs best -> promote and save.
+`train` is the tutorial's loop: self-play with the best network -> memory -> retrain the current network ->
+tournament current vs best -> promote and save.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ class Episode:
         self.turn = 0
         self.done = False
         self.value = 0
-        self.fastSide = 0  # FAST_SEARCH_SIDE: the side that plays this game fast (`_drawFastSide`)
+        self.side = 0  # the side that searches this game with a count of its own (`_drawSide`)
 
     @property
     def player(self):
@@ -88,8 +87,7 @@ class Episode:
         return self.players[self.state.playerTurn]
 
     def play(self):
-        """Play the game to its end: yields every leaf position the searches need
-        evaluated.  A game with a human is the typed game instead (`_playTyped`)."""
+        """Play the game to its end, yielding every leaf the searches need evaluated (a human's: `_playTyped`)."""
         if self.logger.isEnabledFor(_INFO):
             gamelog.logStart(self.logger, self.index + 1, self.names)
         humans = [turn for turn, player in self.players.items() if isinstance(player, User)]
@@ -98,14 +96,14 @@ class Episode:
             return
         if self.noise:
             self._playRandomOpening()
-        self.fastSide = self._drawFastSide()
+        self.side = self._drawSide()
         while not self.done:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
-            fast = self._fastSearchSims()  # only an Agent's search takes a count of its own
-            search = (self.player.actSteps(self.state, tau, self.noise) if fast is None
-                      else self.player.actSteps(self.state, tau, self.noise, simulations=fast))
+            simulations, stored = self._search()  # only an Agent's search takes a count of its own
+            search = (self.player.actSteps(self.state, tau, self.noise) if simulations is None
+                      else self.player.actSteps(self.state, tau, self.noise, simulations=simulations))
             move = yield from search
-            self._playMove(*move, stored=fast is None)
+            self._playMove(*move, stored=stored)
         for player in self.players.values():
             if isinstance(player, Agent):  # the game's own copy (`_forGame`): its tree is read no more
                 player.releaseTree()
@@ -142,31 +140,33 @@ class Episode:
                                 oneHot(action, ACTION_SIZE), None, None)
             self._advance(action)
 
-    def _fastConfig(self, player):
-        """`player`'s config where its searches may be fast (`Config.FAST_SEARCH_SIMS`:
-        self-play, an agent with the option on); else None (games unchanged)."""
-        if self.memory is None or not isinstance(player, Agent) or player.config.FAST_SEARCH_SIMS == 0:
-            return None
-        return player.config
+    def _selfPlayConfig(self, player):
+        """`player`'s config in self-play (where FAST_SEARCH_SIMS, STRONG_SEARCH_SIMS apply); else None."""
+        return player.config if self.memory is not None and isinstance(player, Agent) else None
 
-    def _drawFastSide(self) -> int:
-        """FAST_SEARCH_SIDE: the side (a playerTurn) that plays this whole game fast, drawn
-        with probability 1 - FULL_SEARCH_PROBABILITY (the first player's generator); 0: none."""
-        player, cfg = self.players[1], self._fastConfig(self.players[1])
-        if cfg is None or not cfg.FAST_SEARCH_SIDE or player.rng.random() < cfg.FULL_SEARCH_PROBABILITY:
+    def _drawSide(self) -> int:
+        """The side (a playerTurn) whose every move of this game searches with a count of its own (`_search`),
+        drawn from the first player's generator: STRONG_SEARCH_SIMS, every game; FAST_SEARCH_SIDE, with
+        probability 1 - FULL_SEARCH_PROBABILITY; 0: none."""
+        player, cfg = self.players[1], self._selfPlayConfig(self.players[1])
+        if cfg is None or not (cfg.STRONG_SEARCH_SIMS or cfg.FAST_SEARCH_SIMS and cfg.FAST_SEARCH_SIDE):
+            return 0
+        if not cfg.STRONG_SEARCH_SIMS and player.rng.random() < cfg.FULL_SEARCH_PROBABILITY:
             return 0
         return 1 if player.rng.random() < 0.5 else -1
 
-    def _fastSearchSims(self) -> int | None:
-        """The simulations of the next move's fast search (not stored): on every move of
-        the game's fast side (FAST_SEARCH_SIDE), else with probability 1 -
-        FULL_SEARCH_PROBABILITY (the mover's generator); None: a full, stored search."""
-        cfg = self._fastConfig(self.player)
+    def _search(self) -> tuple[int | None, bool]:
+        """The next move's simulations (None: the mover's own) and whether its position is stored: the game's side
+        (`_drawSide`) searches STRONG_SEARCH_SIMS (stored) or FAST_SEARCH_SIMS (not); else playout cap
+        randomisation makes a move fast with probability 1 - FULL_SEARCH_PROBABILITY (the mover's generator)."""
+        cfg = self._selfPlayConfig(self.player)
         if cfg is None:
-            return None
-        if cfg.FAST_SEARCH_SIDE:
-            return cfg.FAST_SEARCH_SIMS if self.state.playerTurn == self.fastSide else None
-        return None if self.player.rng.random() < cfg.FULL_SEARCH_PROBABILITY else cfg.FAST_SEARCH_SIMS
+            return None, True
+        if self.state.playerTurn == self.side:
+            return (cfg.STRONG_SEARCH_SIMS, True) if cfg.STRONG_SEARCH_SIMS else (cfg.FAST_SEARCH_SIMS, False)
+        if not cfg.FAST_SEARCH_SIMS or cfg.FAST_SEARCH_SIDE or self.player.rng.random() < cfg.FULL_SEARCH_PROBABILITY:
+            return None, True
+        return cfg.FAST_SEARCH_SIMS, False
 
     def __getstate__(self) -> dict:
         """A finished game travels from a Ray worker to the learner (workers.py) without its players and logger:
@@ -194,9 +194,9 @@ class Episode:
 
 
 def matchSeed(player1) -> int:
-    """The base seed of a match's per-episode seeds (`episodeSeed`): the next draw of
-    the first player's random generator (0 for a human).  The learner draws it once
-    per match, so every episode's seed is the same however many processes play."""
+    """The base seed of a match's per-episode seeds (`episodeSeed`): the next draw of the first player's random
+    generator (0 for a human).  The learner draws it once per match, so every episode's seed is the same however
+    many processes play."""
     return int(player1.rng.integers(2**32)) if isinstance(player1, Agent) else 0
 
 
@@ -204,13 +204,15 @@ def _seats(player1, player2, indices, base: int, goes_first: int):
     """For each episode in `indices`, (player moving first, player moving second) with their match names.
     goes_first 0 alternates (player1 starts the even episodes), 1 / -1 make player1 / player2 start every game.
     Agents get a per-game copy (own tree and random draws, seeded by `episodeSeed(base, episode)`); in self-play
-    one copy plays both sides, sharing its tree.  Only the first episode's searches write to the MCTS log, so
-    its blocks do not interleave."""
+    one copy plays both sides, sharing its tree, unless one side is to search more (STRONG_SEARCH_SIMS: each side
+    its own tree, so the other does not start from the stronger side's visits).  Only the first episode's searches
+    write to the MCTS log, so its blocks do not interleave."""
+    shared = player2 is player1 and not (isinstance(player1, Agent) and player1.config.STRONG_SEARCH_SIMS)
     seats = []
     for e in indices:
         seed = episodeSeed(base, e)
         p1 = _forGame(player1, seed, e)
-        p2 = p1 if player2 is player1 else _forGame(player2, seed + 1, e)
+        p2 = p1 if shared else _forGame(player2, seed + 1, e)
         player1_starts = (e % 2 == 0) if goes_first == 0 else goes_first == 1
         seats.append(((p1, player1.name), (p2, player2.name)) if player1_starts
                      else ((p2, player2.name), (p1, player1.name)))
@@ -318,21 +320,19 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
 
 
 def _winner(episode: Episode) -> str | None:
-    """The name of a finished game's winner (None: a draw).  Its `value` is for the
-    player to move at the end: -1 means they lost (or resigned), the other one won."""
+    """The name of a finished game's winner (None: a draw); `value` -1: the player to move at the end lost."""
     return episode.names[-episode.state.playerTurn] if episode.value == -1 else None
 
 
 def promoted(current_wins: int, best_wins: int, threshold: float) -> bool:
-    """The tutorial's promotion rule: the current network's wins exceed the best
-    network's times SCORING_THRESHOLD."""
+    """The tutorial's promotion rule: the current network's wins exceed the best network's x SCORING_THRESHOLD."""
     return current_wins > best_wins * threshold
 
 
 def promotionSettled(scores: dict, left: int, threshold: float) -> bool:
-    """True when `left` more tournament games cannot change `promoted` for the wins in
-    `scores` ('current_player', 'best_player'): the current network is promoted even
-    if the best one wins them all, or not even if it wins them all itself."""
+    """True when `left` more tournament games cannot change `promoted` for the wins in `scores` ('current_player',
+    'best_player'): the current network is promoted even if the best one wins them all, or not even if it wins
+    them all itself."""
     current, best = scores["current_player"], scores["best_player"]
     return promoted(current, best + left, threshold) or not promoted(current + left, best, threshold)
 

@@ -176,6 +176,9 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     ({"PLAY_LEAF_BATCH": -1}, "PLAY_LEAF_BATCH must not be negative, got -1"),
     ({"PLAY_MIRROR_AVERAGE": 1}, "PLAY_MIRROR_AVERAGE must be True or False, got 1"),
     ({"FAST_SEARCH_SIDE": "yes"}, "FAST_SEARCH_SIDE must be True or False, got 'yes'"),
+    ({"STRONG_SEARCH_SIMS": 50}, r"STRONG_SEARCH_SIMS \(50\) must be 0 or above MCTS_SIMS \(50\)"),
+    ({"STRONG_SEARCH_SIMS": 200, "FAST_SEARCH_SIMS": 8}, r"with FAST_SEARCH_SIMS 0 \(got 8\)"),
+    ({"STRONG_SEARCH_SIMS": -1}, "STRONG_SEARCH_SIMS must not be negative, got -1"),
     ({"PRIOR_TEMPERATURE": 0.0}, "PRIOR_TEMPERATURE must be a positive finite number, got 0.0"),
     ({"PRIOR_TEMPERATURE": float("inf")}, "PRIOR_TEMPERATURE must be a positive finite number, got inf"),
     ({"PLAY_PRIOR_TEMPERATURE": -1.5}, r"PLAY_PRIOR_TEMPERATURE must be a finite number, 0 \(PRIOR_TEMPERATURE\) "

@@ -257,6 +257,38 @@ def test_a_fast_side_plays_its_whole_game_fast_and_only_the_other_side_is_stored
     assert sorted(row["state"].id for row in list(memory.ltmemory)[::2]) == sorted(full)
 
 
+def test_a_strong_side_searches_more_with_a_tree_of_its_own_and_both_sides_are_stored(tiny_model, tiny_cfg,
+                                                                                      monkeypatch):
+    """STRONG_SEARCH_SIMS: in every self-play game one side (either colour, drawn per game) searches each move
+    with the strong count and the other with its own; each side searches with a copy of its own (the other
+    does not start from the stronger side's tree); every searched position is stored.  A tournament with the
+    same config searches every move alike."""
+    cfg = tiny_cfg.replace(STRONG_SEARCH_SIMS=20)
+    searches = []
+    act_steps = Agent.actSteps
+
+    def recorded(self, state, tau, noise=False, simulations=None):
+        searches.append((id(self), state.playerTurn, state.id, simulations))
+        return act_steps(self, state, tau, noise, simulations)
+
+    monkeypatch.setattr(Agent, "actSteps", recorded)
+    agent = makeAgent("self", tiny_model, cfg, sims=6)
+    _, memory, _, _ = funcs.playMatches(agent, agent, 12, quietLogger(), 2, Memory(10_000))
+    sides: dict[tuple, set] = {}
+    for copy, turn, _, simulations in searches:
+        sides.setdefault((copy, turn), set()).add(simulations)
+    assert len(sides) == 24 and len({copy for copy, _ in sides}) == 24, "two copies a game, one a side"
+    assert all(len(sims) == 1 for sims in sides.values()), "a side searches every move alike"
+    strong = [turn for (_, turn), sims in sides.items() if sims == {20}]
+    assert len(strong) == 12 and set(strong) == {1, -1}, "one strong side a game, either colour"
+    assert sorted(row["state"].id for row in list(memory.ltmemory)[::2]) == sorted(s[2] for s in searches)
+
+    searches.clear()
+    funcs.playMatches(makeAgent("one", tiny_model, cfg, 1, sims=6), makeAgent("two", tiny_model, cfg, 2, sims=6),
+                      2, quietLogger(), 0)
+    assert searches and all(simulations is None for *_, simulations in searches)
+
+
 def test_tournament_batches_per_network_and_alternates_colours(tiny_cfg):
     networks = [Residual_CNN.fromConfig(tiny_cfg, ENV.input_shape, ENV.action_size) for _ in range(2)]
     batch_sizes = {0: [], 1: []}
