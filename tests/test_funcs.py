@@ -195,6 +195,20 @@ def test_random_opening_moves_are_played_in_selfplay_only_and_never_stored(tiny_
     assert searched.count(0) == 4, "every tournament game begins with a searched move"
 
 
+def recordSearches(monkeypatch) -> list[tuple]:
+    """Record every search an Agent starts from now on: (id of the agent copy, playerTurn, position id, its
+    simulations: None for the agent's own count)."""
+    searches = []
+    act_steps = Agent.actSteps
+
+    def recorded(self, state, tau, noise=False, simulations=None):
+        searches.append((id(self), state.playerTurn, state.id, simulations))
+        return act_steps(self, state, tau, noise, simulations)
+
+    monkeypatch.setattr(Agent, "actSteps", recorded)
+    return searches
+
+
 def test_playout_cap_randomisation_stores_only_the_full_searches(tiny_model, tiny_cfg, monkeypatch):
     """Self-play with FAST_SEARCH_SIMS=3, FULL_SEARCH_PROBABILITY=0.5: every searched move
     is either a full search (MCTS_SIMS, its position stored) or a fast one of 3
@@ -202,19 +216,12 @@ def test_playout_cap_randomisation_stores_only_the_full_searches(tiny_model, tin
     stored positions valued by the game's result.  A tournament with the same config
     searches every move in full."""
     cfg = tiny_cfg.replace(FAST_SEARCH_SIMS=3, FULL_SEARCH_PROBABILITY=0.5)
-    searches = []
-    act_steps = Agent.actSteps
-
-    def recorded(self, state, tau, noise=False, simulations=None):
-        searches.append((state.id, simulations))
-        return act_steps(self, state, tau, noise, simulations)
-
-    monkeypatch.setattr(Agent, "actSteps", recorded)
+    searches = recordSearches(monkeypatch)
     agent = makeAgent("self", tiny_model, cfg, sims=6)
     _, memory, _, _ = funcs.playMatches(agent, agent, 8, quietLogger(), 2, Memory(10_000))
-    assert {simulations for _, simulations in searches} == {None, 3}
-    full = [state_id for state_id, simulations in searches if simulations is None]
-    fast = [state_id for state_id, simulations in searches if simulations == 3]
+    assert {simulations for *_, simulations in searches} == {None, 3}
+    full = [state_id for _, _, state_id, simulations in searches if simulations is None]
+    fast = [state_id for _, _, state_id, simulations in searches if simulations == 3]
     assert 0.25 < len(fast) / len(searches) < 0.75, (len(fast), len(searches))
     stored = [row["state"].id for row in list(memory.ltmemory)[::2]]  # each position, then its mirror image
     assert sorted(stored) == sorted(full)
@@ -224,7 +231,7 @@ def test_playout_cap_randomisation_stores_only_the_full_searches(tiny_model, tin
     searches.clear()
     funcs.playMatches(makeAgent("one", tiny_model, cfg, 1, sims=6), makeAgent("two", tiny_model, cfg, 2, sims=6),
                       2, quietLogger(), 0)
-    assert searches and all(simulations is None for _, simulations in searches)
+    assert searches and all(simulations is None for *_, simulations in searches)
 
 
 def test_a_fast_side_plays_its_whole_game_fast_and_only_the_other_side_is_stored(tiny_model, tiny_cfg,
@@ -234,14 +241,7 @@ def test_a_fast_side_plays_its_whole_game_fast_and_only_the_other_side_is_stored
     every move is full (FULL_SEARCH_PROBABILITY of the games); only full searches are
     stored.  Each game has its own copy of the agent, which tells the games apart."""
     cfg = tiny_cfg.replace(FAST_SEARCH_SIMS=3, FULL_SEARCH_PROBABILITY=0.5, FAST_SEARCH_SIDE=True)
-    searches = []
-    act_steps = Agent.actSteps
-
-    def recorded(self, state, tau, noise=False, simulations=None):
-        searches.append((id(self), state.playerTurn, state.id, simulations))
-        return act_steps(self, state, tau, noise, simulations)
-
-    monkeypatch.setattr(Agent, "actSteps", recorded)
+    searches = recordSearches(monkeypatch)
     agent = makeAgent("self", tiny_model, cfg, sims=6)
     _, memory, _, _ = funcs.playMatches(agent, agent, 12, quietLogger(), 2, Memory(10_000))
     games: dict[int, dict[int, set]] = {}
@@ -264,14 +264,7 @@ def test_a_strong_side_searches_more_with_a_tree_of_its_own_and_both_sides_are_s
     does not start from the stronger side's tree); every searched position is stored.  A tournament with the
     same config searches every move alike."""
     cfg = tiny_cfg.replace(STRONG_SEARCH_SIMS=20)
-    searches = []
-    act_steps = Agent.actSteps
-
-    def recorded(self, state, tau, noise=False, simulations=None):
-        searches.append((id(self), state.playerTurn, state.id, simulations))
-        return act_steps(self, state, tau, noise, simulations)
-
-    monkeypatch.setattr(Agent, "actSteps", recorded)
+    searches = recordSearches(monkeypatch)
     agent = makeAgent("self", tiny_model, cfg, sims=6)
     _, memory, _, _ = funcs.playMatches(agent, agent, 12, quietLogger(), 2, Memory(10_000))
     sides: dict[tuple, set] = {}
