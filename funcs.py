@@ -149,7 +149,7 @@ class Episode:
         drawn from the first player's generator: STRONG_SEARCH_SIMS, every game; FAST_SEARCH_SIDE, with
         probability 1 - FULL_SEARCH_PROBABILITY; 0: none."""
         player, cfg = self.players[1], self._selfPlayConfig(self.players[1])
-        if cfg is None or not (cfg.STRONG_SEARCH_SIMS or cfg.FAST_SEARCH_SIMS and cfg.FAST_SEARCH_SIDE):
+        if cfg is None or not (cfg.STRONG_SEARCH_SIMS or (cfg.FAST_SEARCH_SIMS and cfg.FAST_SEARCH_SIDE)):
             return 0
         if not cfg.STRONG_SEARCH_SIMS and player.rng.random() < cfg.FULL_SEARCH_PROBABILITY:
             return 0
