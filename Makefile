@@ -1,6 +1,6 @@
 # Two commands for a fresh machine (each sets up .venv/ by itself):
 #   make train ITERATIONS=3   train from the notebook, headless, default config
-#                             (PRESET=strong: the strong preset, which trains the shipped run)
+#                             (PRESET=strong: the strong preset; PRESET=shipped trains the shipped run on)
 #   make test                 run the test suite
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +11,7 @@ MINUTES ?= 10
 
 .PHONY: train test bench bench-workers pons perfect movetime curve ablation play notebook export ship-run
 
-SHIPPED_RUN := run_archive/connect4/run0002
+SHIPPED_RUN := run_archive/connect4/run0006
 
 $(VENV)/.installed: pyproject.toml setup.py game.py MCTS.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -65,7 +65,7 @@ export: $(VENV)/.installed
 # Pause training first: a finishing iteration would change the files.
 RUN ?= $(SHIPPED_RUN)
 ship-run: $(VENV)/.installed
-	@if pgrep -f "[f]uncs .*(--preset strong|--run-folder)" >/dev/null; then echo "a run is training: stop it first"; exit 1; fi
+	@if pgrep -f "[f]uncs .*(--preset (strong|shipped)|--run-folder)" >/dev/null; then echo "a run is training: stop it first"; exit 1; fi
 	git rm -r -q --cached --ignore-unmatch $(RUN)
 	git add -f $$($(PY) -c "import runs; print(*runs.shippedFiles('$(RUN)'))")
 	git status --short $(RUN)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import runs
 import storage
-from config import Config, ConfigError
+from config import PROJECT_ROOT, Config, ConfigError
 from model import transferWeights
 from runs import sayNow
 
@@ -20,6 +20,12 @@ from runs import sayNow
 BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "TENSORBOARD")
 """Settings a branch cannot change: where it lives and where its games are played are
 given when it trains (`--run-folder`, `--workers` ...), not by its config."""
+
+
+def storedFolder(folder: Path) -> str:
+    """A branch's RUN_FOLDER as its config.json keeps it: relative to the project when inside it (a clone
+    elsewhere finds it there, as `Config.path` reads it), else the absolute path."""
+    return str(folder.relative_to(PROJECT_ROOT)) if folder.is_relative_to(PROJECT_ROOT) else str(folder)
 
 
 def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Config:
@@ -49,7 +55,7 @@ def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Con
         raise ConfigError(f"{', '.join(fixed)} cannot be set for a branch: they say where it lives or plays, which "
                           "training is told (--run-folder, --workers, --ray-address)")
     checkpoint = runs.readCheckpoint(source)
-    cfg = runs.folderConfig(source).replace(**changes, RUN_FOLDER=str(target))
+    cfg = runs.folderConfig(source).replace(**changes, RUN_FOLDER=storedFolder(target))
     partial = target.with_name(f".{target.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
     try:

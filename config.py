@@ -566,29 +566,29 @@ STRONG = DEFAULT.replace(
   (random opening moves included) are random or sampled through the Gumbel draws,
   later ones are the search's best.
 - Each self-play game starts with 0 to 8 uniformly random moves, neither searched nor
-  stored (RANDOM_OPENING_MOVES): without them the first shipped run (run0001) played
-  the same few openings (its memory of 100,000 positions held 16,122 distinct ones,
-  9 at ply 2) and stopped improving on varied positions after 1.2 hours; with them
-  the run reached in 1.1 hours what run0001 had not in 3 (README).
+  stored (RANDOM_OPENING_MOVES): without them a run plays the same few openings and
+  stops improving on varied positions within 2 hours (docs/strength.md).
 - 128 self-play games per iteration: large network batches.
 - Value target half game result, half search value; duplicate positions merged.
 - A smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training
-  batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.5
-  hours in; run0001's drop, after 40 flat iterations at 1.9 hours, helped at once),
-  and fourfold at iteration 1400 (about 10.8 hours in, after the run's own benchmark
-  set had stayed flat for some 200 iterations).
+  batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.5 hours
+  in) and fourfold at 1400 (10.8 hours in, the benchmark set flat for 200 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
 - Against people it searches 8,000 simulations (PLAY_SIMS) with PUCT at the root
   (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 16 leaves
-  per network call (PLAY_LEAF_BATCH): in whole games against the solver PUCT held more
-  drawn starts than Gumbel's root search with the same network and simulations, CPUCT 2
-  more than 1, and 8,000 simulations kept more won and drawn starts than 4,800; 16 leaves
+  per network call (PLAY_LEAF_BATCH): against the solver PUCT held more drawn starts than
+  Gumbel's root search, CPUCT 2 more than 1, 8,000 simulations more than 4,800; 16 leaves
   a call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md).
-- Its iterations' scalars go to TensorBoard too (TENSORBOARD), for a run watched for hours.
-- It trains the project's shipped run in place: run_archive/connect4/run0002, the
-  tutorial's archive format, which `initialise.py` and the play cells start from."""
+- Its iterations' scalars go to TensorBoard too (TENSORBOARD); it trains run0002 in place."""
 
-PRESETS = {"default": DEFAULT, "strong": STRONG}
+SHIPPED = STRONG.replace(OPENING_STONES=15, VALUE_TARGET_Q_WEIGHT_OPENING=1.0, WEIGHT_AVERAGE_DECAY=0.98,
+                         RUN_FOLDER="run_archive/connect4/run0006")
+"""The shipped run's settings (`make train PRESET=shipped` trains it on; the play cells start from
+it): the strong preset's and the levers its lineage took up late (docs/strength.md).  run0002
+trained the strong preset to iteration 2805; a branch there learned q alone as the value target of
+positions under 15 stones (run0005); run0006 branched from it at 3371 to average its weights."""
+
+PRESETS = {"default": DEFAULT, "strong": STRONG, "shipped": SHIPPED}
 """The named configurations (`make train PRESET=name`)."""
 
 

@@ -34,13 +34,14 @@ import tensorflow as tf  # noqa: E402
 
 import runs  # noqa: E402
 import storage  # noqa: E402
+from config import SHIPPED  # noqa: E402
 from game import GameState, networkInputs  # noqa: E402
 
 TOLERANCE = 1e-4
 """Largest difference allowed between an exported model's outputs and Keras's
 (float32 kernels differ in summation order, never by more than rounding)."""
 
-SHIPPED_RUN = Path(__file__).resolve().parent / "run_archive" / "connect4" / "run0002"
+SHIPPED_RUN = SHIPPED.path("RUN_FOLDER")
 
 
 @dataclass(frozen=True)

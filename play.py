@@ -38,7 +38,7 @@ with lg.nativeStderrTo(os.devnull):  # TensorFlow's C++ start-up notices, hidden
     import storage
     from agent import Agent, Resign, askForColumn, oneHot, parseColumn
     from boards import BOARD_BLUE, RED, boardFigure, boardSvg, boardText, newFigure, sideText
-    from config import DEFAULT, STRONG, Config
+    from config import DEFAULT, SHIPPED, Config
     from game import ACTION_SIZE, COLUMNS, Game, GameState, columnOf
     from thinking import Thinking, thinkingHtml, thinkingTable, thinkingText
 
@@ -49,7 +49,7 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     """An Agent playing `version` of the run in `run_folder` (default: cfg's RUN_FOLDER).
 
     version None: the run's best version (checkpoint.json) or, while that run has no
-    trained version yet, the shipped agent (the best version of SHIPPED_RUN), said
+    trained version yet, the shipped agent (SHIPPED_VERSION of SHIPPED_RUN), said
     through `say`; 0: an untrained network; n: models/version000n.keras.  The network
     is built with the run's own config.json (else `cfg`); it searches `sims`
     simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS), with its
@@ -60,17 +60,19 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
         raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version}"
                          + (": -1 is a human, and loadPlayer makes an agent" if version == -1 else ""))
     folder = Path(run_folder) if run_folder is not None else cfg.path("RUN_FOLDER")
-    if version is None and trainedVersion(folder) is None and trainedVersion(SHIPPED_RUN) is not None:
-        say(f"{folder} has no trained version yet: playing the shipped agent, version "
-            f"{trainedVersion(SHIPPED_RUN)} of {SHIPPED_RUN} (trained with the strong preset).")
-        folder = SHIPPED_RUN
+    if version is None and trainedVersion(folder) is None and storage.model_path(SHIPPED_RUN, SHIPPED_VERSION).exists():
+        say(f"{folder} has no trained version yet: playing the shipped agent, version {SHIPPED_VERSION} of {SHIPPED_RUN}.")
+        folder, version = SHIPPED_RUN, SHIPPED_VERSION
     play_sims, search = runs.playSettings(folder, cfg)
     return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=play_sims if sims is None else sims,
                               search=search)
 
 
-SHIPPED_RUN = STRONG.path("RUN_FOLDER")
-"""The run shipped with the project (trained by the strong preset, config.STRONG)."""
+SHIPPED_RUN = SHIPPED.path("RUN_FOLDER")
+"""The run shipped with the project (its settings: config.SHIPPED)."""
+SHIPPED_VERSION = 777
+"""The version of SHIPPED_RUN people play.  The run trains on and promotes newer versions; one
+replaces this only once measured ahead of it in whole games against the solver (docs/strength.md)."""
 
 
 def trainedVersion(folder) -> int | None:

@@ -32,7 +32,7 @@ import cli  # noqa: E402
 import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import STRONG  # noqa: E402
+from config import SHIPPED  # noqa: E402
 from model import movingAverage  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
 from refit import PonsTruth, networkFigures  # noqa: E402
@@ -63,7 +63,7 @@ def formatRow(row: dict) -> str:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
+    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
     parser.add_argument("--versions", type=cli.positive(int), nargs="+", required=True,
                         help="saved versions, oldest first: the means are of the last K of them")

@@ -37,7 +37,7 @@ from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
 import plots  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import STRONG, ConfigError  # noqa: E402
+from config import SHIPPED, ConfigError  # noqa: E402
 from game import Game  # noqa: E402
 
 def curveTable(rows: list[dict]) -> str:
@@ -86,8 +86,8 @@ def scoredRow(folder: Path, version: int, sims: int, limit: int) -> dict | None:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
-                        help="the run (default: the strong preset's, the shipped run)")
+    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
+                        help="the run (default: the shipped run)")
     parser.add_argument("--versions", type=int, nargs="+", default=None,
                         help="versions to score (default: every saved version without figures yet)")
     parser.add_argument("--sims", type=int, default=None,

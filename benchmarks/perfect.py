@@ -45,7 +45,7 @@ import cli  # noqa: E402
 import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
-from config import SEARCH_SETTINGS, STRONG, ConfigError, playSearch, searchChanges, searchLabel  # noqa: E402
+from config import SEARCH_SETTINGS, SHIPPED, ConfigError, playSearch, searchChanges, searchLabel  # noqa: E402
 from game import Game  # noqa: E402
 
 
@@ -99,8 +99,8 @@ def classifyRecord(folder: Path, record: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
-                        help="the run (default: the strong preset's, the shipped run)")
+    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
+                        help="the run (default: the shipped run)")
     parser.add_argument("--version", type=int, default=None, help="saved version (default: the run's best)")
     parser.add_argument("--sims", type=int, default=None,
                         help="agent simulations per move (default: the run's PLAY_SIMS, else MCTS_SIMS)")

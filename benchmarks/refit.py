@@ -61,7 +61,7 @@ import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
-from config import STRONG, ConfigError  # noqa: E402
+from config import SHIPPED, ConfigError  # noqa: E402
 from game import GameState  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import transferWeights  # noqa: E402
@@ -233,7 +233,7 @@ def replayCounts(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
+    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
     parser.add_argument("--version", type=int, default=None, help="the network to refit (default: the run's best)")
     parser.add_argument("--memory", type=Path, nargs="+", default=None,

@@ -49,7 +49,7 @@ import funcs  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
-from config import STRONG  # noqa: E402
+from config import SHIPPED  # noqa: E402
 from curve import scoredRow  # noqa: E402
 from game import CELLS, GameState  # noqa: E402
 from loss import POLICY_NOT_LEGAL, qWeights  # noqa: E402
@@ -210,7 +210,7 @@ def ponsRates(network, cfg, sims: int, limit: int, pons_folder: Path, label: str
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
+    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the teacher's run (default: the shipped run)")
     parser.add_argument("--version", type=int, default=None, help="the teacher (default: the run's best)")
     parser.add_argument("--blocks", type=cli.positive(int), required=True,

@@ -45,7 +45,7 @@ import evaluation  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
-from config import STRONG, ConfigError  # noqa: E402
+from config import SHIPPED, ConfigError  # noqa: E402
 from game import GameState  # noqa: E402
 from loss import qWeights, valueTargets  # noqa: E402
 from pons import PONS_FOLDER, setName  # noqa: E402
@@ -267,7 +267,7 @@ def armChanges(text: str) -> dict:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=STRONG.path("RUN_FOLDER"),
+    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
     parser.add_argument("--version", type=int, default=None, help="the network that plays (default: the run's best)")
     parser.add_argument("--games", type=cli.positive(int), default=512, help="games per arm (default 512)")

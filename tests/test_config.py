@@ -214,7 +214,7 @@ def test_the_learning_rate_follows_the_schedule_from_each_steps_iteration_on(tmp
 
 def test_a_preset_is_found_by_name_and_an_unknown_name_lists_the_presets():
     assert config.preset("strong") is config.STRONG
-    with pytest.raises(ConfigError, match="unknown preset 'Strong'; the presets are default, strong"):
+    with pytest.raises(ConfigError, match="unknown preset 'Strong'; the presets are default, shipped, strong"):
         config.preset("Strong")
 
 

@@ -14,7 +14,7 @@ import loggers
 import runs
 import storage
 from agent import Agent, User
-from config import Config, ConfigError
+from config import PROJECT_ROOT, Config, ConfigError
 from game import Game
 from helpers import randomPositions
 from memory import Memory
@@ -262,6 +262,11 @@ def test_a_branch_goes_on_from_the_runs_state_with_its_change(trained_run, tmp_p
     assert len(runs.readMetrics(target)) == 4 and runs.readCheckpoint(target)["iteration"] == 4
     resumed = runs.openRun(branch_cfg, say=lambda _: None)
     assert resumed.best_NN.model.get_layer("wdl_head") is not None and resumed.cfg.VALUE_HEAD == "wdl"
+
+
+def test_a_branch_inside_the_project_keeps_its_folder_relative_to_it(tmp_path):
+    assert branches.storedFolder(PROJECT_ROOT / "run_archive" / "connect4" / "run0009") == "run_archive/connect4/run0009"
+    assert branches.storedFolder(tmp_path / "branch") == str(tmp_path / "branch")
 
 
 def test_a_branch_can_go_on_with_a_network_of_another_shape(trained_run, tmp_path):

@@ -1,5 +1,6 @@
-"""The agent shipped with the project (run_archive/connect4/run0002, trained by the
-strong preset): it loads safely, it is trained, and players fall back to it."""
+"""The agent shipped with the project (run_archive/connect4/run0006, config.SHIPPED: the
+strong preset's settings and the levers its lineage took up late): it loads safely, it is
+trained, and players fall back to it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import evaluation
 import play
 import runs
 import storage
-from config import STRONG, Config
+from config import SHIPPED, STRONG, Config
 
 SHIPPED_MISTAKE_CEILING = 0.25
 """The shipped raw network's mistake share on 60 positions of the project's benchmark
@@ -18,11 +19,14 @@ half an hour 0.32, after two hours 0.23, after five 0.15 (a guard against
 shipping the wrong file, not a strength figure: see the README for those)."""
 
 
-def test_the_shipped_run_is_a_strong_preset_run_in_the_archive_format():
+def test_the_shipped_run_is_the_shipped_preset_run_in_the_archive_format():
     folder = play.SHIPPED_RUN
-    assert folder == STRONG.path("RUN_FOLDER") and folder.parent.name == "connect4"
+    assert folder == SHIPPED.path("RUN_FOLDER") and folder.parent.name == "connect4"
     cfg = Config.from_json_file(storage.config_path(folder))
-    assert cfg == STRONG  # so `make train PRESET=strong` resumes it with the preset's own settings
+    assert cfg == SHIPPED  # so `make train PRESET=shipped` resumes it with the preset's own settings
+    assert cfg.RUN_FOLDER == "run_archive/connect4/run0006"  # relative: a clone anywhere finds it
+    late = {"OPENING_STONES", "VALUE_TARGET_Q_WEIGHT_OPENING", "WEIGHT_AVERAGE_DECAY", "RUN_FOLDER"}
+    assert cfg.replace(**{name: getattr(STRONG, name) for name in late}) == STRONG
     checkpoint = runs.readCheckpoint(folder)
     rows = runs.readMetrics(folder)
     assert [row["iteration"] for row in rows][:checkpoint["iteration"]] == list(range(1, checkpoint["iteration"] + 1))
@@ -48,10 +52,11 @@ def test_the_shipped_run_holds_every_file_it_resumes_from():
 
 
 def test_the_shipped_network_loads_in_safe_mode_and_is_trained():
-    version = play.trainedVersion(play.SHIPPED_RUN)
-    assert version is not None and version > 1
+    version = play.SHIPPED_VERSION
+    assert 1 < version <= play.trainedVersion(play.SHIPPED_RUN)
+    assert storage.model_path(play.SHIPPED_RUN, version) in runs.shippedFiles(play.SHIPPED_RUN)  # committed
     storage.load_model(storage.model_path(play.SHIPPED_RUN, version))  # safe mode, uncompiled
-    agent = play.loadPlayer(run_folder=play.SHIPPED_RUN)
+    agent = play.loadPlayer(version=version, run_folder=play.SHIPPED_RUN)
     positions = evaluation.benchmarkPositions(60, seed=11)
     shipped = evaluation.mistakeRate(positions, evaluation.networkChooser(agent.model)).rate
     untrained = evaluation.mistakeRate(positions, evaluation.networkChooser(
@@ -63,6 +68,7 @@ def test_a_run_without_a_trained_version_plays_the_shipped_agent_and_says_so(tmp
     said = []
     agent = play.loadPlayer(run_folder=tmp_path / "fresh", say=said.append)
     assert len(said) == 1 and "shipped agent" in said[0] and str(play.SHIPPED_RUN) in said[0]
+    assert f"version {play.SHIPPED_VERSION} of" in said[0]  # the pinned version, not the run's newest best
     assert agent.config.ROOT_SEARCH == STRONG.PLAY_ROOT_SEARCH and agent.MCTSsimulations == STRONG.PLAY_SIMS
     assert agent.cpuct == agent.config.CPUCT == STRONG.PLAY_CPUCT != STRONG.CPUCT
     assert agent.config.LEAF_BATCH == STRONG.PLAY_LEAF_BATCH > 1 == STRONG.LEAF_BATCH  # self-play: one leaf a call
