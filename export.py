@@ -41,8 +41,6 @@ TOLERANCE = 1e-4
 """Largest difference allowed between an exported model's outputs and Keras's
 (float32 kernels differ in summation order, never by more than rounding)."""
 
-SHIPPED_RUN = SHIPPED.path("RUN_FOLDER")
-
 
 @dataclass(frozen=True)
 class Exported:
@@ -121,7 +119,8 @@ def exportNetwork(model_file, out_folder, version: int, run_folder) -> Exported:
 def main(argv: list[str] | None = None) -> None:
     """python -m export [--run-folder F] [--version N] [--out DIR]"""
     parser = argparse.ArgumentParser(description="Export a trained network as a TensorFlow SavedModel and ONNX.")
-    parser.add_argument("--run-folder", default=str(SHIPPED_RUN), help="run folder (default: the shipped run)")
+    parser.add_argument("--run-folder", default=str(SHIPPED.path("RUN_FOLDER")),
+                        help="run folder (default: the shipped run)")
     parser.add_argument("--version", type=int, default=None, help="network version (default: the run's best)")
     parser.add_argument("--out", default=None, help="output folder (default: exported/versionNNNN)")
     args = parser.parse_args(argv)

@@ -60,7 +60,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
         raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version}"
                          + (": -1 is a human, and loadPlayer makes an agent" if version == -1 else ""))
     folder = Path(run_folder) if run_folder is not None else cfg.path("RUN_FOLDER")
-    if version is None and trainedVersion(folder) is None and storage.model_path(SHIPPED_RUN, SHIPPED_VERSION).exists():
+    shipped = storage.model_path(SHIPPED_RUN, SHIPPED_VERSION)
+    if version is None and trainedVersion(folder) is None and shipped.exists():
         say(f"{folder} has no trained version yet: playing the shipped agent, version {SHIPPED_VERSION} of {SHIPPED_RUN}.")
         folder, version = SHIPPED_RUN, SHIPPED_VERSION
     play_sims, search = runs.playSettings(folder, cfg)

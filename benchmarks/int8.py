@@ -32,7 +32,7 @@ import inference  # noqa: E402
 import storage  # noqa: E402
 from game import networkInputs  # noqa: E402
 from memory import Memory  # noqa: E402
-from roofline import SHIPPED_RUN, throughput, versionEngine  # noqa: E402
+from roofline import STRONG_RUN, throughput, versionEngine  # noqa: E402
 
 BATCHES = (32, 128, 512)
 
@@ -46,7 +46,7 @@ def snapshotInputs(folder: Path, cfg) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="INT8 (NNCF) against float32 and bfloat16 inference.")
-    parser.add_argument("--run-folder", type=Path, default=SHIPPED_RUN)
+    parser.add_argument("--run-folder", type=Path, default=STRONG_RUN)
     parser.add_argument("--version", type=int, default=None, help="network version (default: the run's best)")
     parser.add_argument("--calibration", type=int, default=3000, help="calibration positions")
     parser.add_argument("--test", type=int, default=4096, help="positions compared with float32")

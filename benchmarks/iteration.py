@@ -30,9 +30,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import runs  # noqa: E402
+from config import STRONG  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED_RUN = ROOT / "run_archive" / "connect4" / "run0002"
+STRONG_RUN = STRONG.path("RUN_FOLDER")
+"""The strong preset's run (run0002): the state the iteration benchmarks resume, which the
+baseline commit of `make bench` can still read (run0006, shipped, has settings it lacks)."""
 PHASES = ("selfplay", "reanalyse", "retrain", "tournament", "evaluation", "save")
 
 
@@ -90,7 +93,7 @@ def table(columns: dict[str, dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description="The strong preset's iteration by phase, resuming a run's copy.")
-    parser.add_argument("--run-folder", type=Path, default=SHIPPED_RUN)
+    parser.add_argument("--run-folder", type=Path, default=STRONG_RUN)
     parser.add_argument("--iterations", type=int, default=6, help="iterations per tree, the first left out")
     parser.add_argument("--baseline", default=None, help="a commit to time beside this tree")
     args = parser.parse_args(argv)

@@ -146,7 +146,7 @@ def iterationSeconds(selfplay_s: float, retrain_s: float, shares: dict[str, floa
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=retrain.SHIPPED_RUN)
+    parser.add_argument("--run-folder", type=Path, default=retrain.STRONG_RUN)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window of each child (default 60)")
     parser.add_argument("--threads", default="2,1", help="thread counts to measure (default 2,1)")
     parser.add_argument("--child", choices=ROLES, help=argparse.SUPPRESS)

@@ -4,7 +4,7 @@ can do the self-play network's evaluation already gets.
 Run: .venv/bin/python benchmarks/roofline.py [--run-folder F] [--version N] [--seconds 2]
                                               [--selfplay]
 
-The run's network (the shipped run's best version by default) is compiled as self-play
+The run's network (by default the best version of the strong preset's run, run0002) is compiled as self-play
 compiles it (`inference.OpenVINOEngine`: all cores, one stream, latency hint), in
 float32 and, where the CPU has bfloat16 units, bfloat16.  Its multiply-adds per
 position are counted from its layers (`multiplyAdds`: convolutions and dense layers,
@@ -42,9 +42,12 @@ import inference  # noqa: E402
 import runs  # noqa: E402
 import selfplay  # noqa: E402
 import storage  # noqa: E402
+from config import STRONG  # noqa: E402
 from model import Residual_CNN  # noqa: E402
 
-SHIPPED_RUN = Path(__file__).resolve().parent.parent / "run_archive" / "connect4" / "run0002"
+STRONG_RUN = STRONG.path("RUN_FOLDER")
+"""The strong preset's run (run0002): the state the iteration benchmarks resume, which the
+baseline commit of `make bench` can still read (run0006, shipped, has settings it lacks)."""
 BATCHES = (16, 32, 64, 128, 256, 512)
 BANDS = ((1, 16), (17, 32), (33, 64), (65, 96), (97, 128), (129, 1 << 20))
 """Batch-size bands of a self-play phase's calls (a call holds at most one position per
@@ -157,7 +160,7 @@ def selfplayBatches(network, cfg) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description="The network's evaluation against the CPU's matrix product limit.")
-    parser.add_argument("--run-folder", type=Path, default=SHIPPED_RUN)
+    parser.add_argument("--run-folder", type=Path, default=STRONG_RUN)
     parser.add_argument("--version", type=int, default=None, help="network version (default: the run's best)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per speed measurement")
     parser.add_argument("--selfplay", action="store_true",
