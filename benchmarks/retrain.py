@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/retrain.py [--run-folder F] [--repeats N]
                                              [--backends tensorflow,jax]
+(torch is a backend too where PyTorch is installed; it is not a project dependency)
 
 For each backend, in a child process of its own (KERAS_BACKEND is read when Keras is
 first imported): the run's network (its config.json, its current.keras weights) and
