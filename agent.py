@@ -13,10 +13,10 @@ sizes (the CPU kernels sum in a different order), which can flip an exact tie.
 from __future__ import annotations
 
 import builtins
-import itertools
 import logging
 import math
-from typing import Callable, Generator, Iterable
+import time
+from typing import Callable, Generator, Iterable, Iterator
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -183,6 +183,16 @@ class User:
         self.output_fn = output_fn
 
 
+def simulationsWithin(count: int, seconds: float, started: float, clock=time.monotonic) -> Iterator[None]:
+    """The root entries of `count` PUCT simulations (None: each descends by max Q + U),
+    ending early once `seconds` > 0 have passed on `clock` since `started`: a move's
+    time limit, checked before every simulation but the first (a move always searches)."""
+    for done in range(count):
+        if done and seconds and clock() - started >= seconds:
+            return
+        yield None
+
+
 def oneHot(action: int, size: int) -> np.ndarray:
     pi = np.zeros(size)
     pi[action] = 1
@@ -266,6 +276,9 @@ class Agent:
         self.rng = np.random.default_rng(config.SEED if seed is None else seed)
         self.mcts: MCTS | None = None
         self.root: Node | None = None
+        self.moveSeconds = 0.0
+        """> 0: a PUCT move stops searching after this many seconds even short of its
+        simulations (PLAY_MOVE_SECONDS, for the agent a person plays); 0: no limit."""
         self.train_overall_loss: list[float] = []
         self.train_value_loss: list[float] = []
         self.train_policy_loss: list[float] = []
@@ -281,8 +294,10 @@ class Agent:
     def forGame(self, seed: int) -> "Agent":
         """A player for one more concurrent game: same network and settings, its own
         tree and random draws."""
-        return Agent(self.name, STATE_SIZE, self.action_size, self.MCTSsimulations,
-                     self.cpuct, self.model, self.config, seed, self.logger)
+        player = Agent(self.name, STATE_SIZE, self.action_size, self.MCTSsimulations,
+                       self.cpuct, self.model, self.config, seed, self.logger)
+        player.moveSeconds = self.moveSeconds
+        return player
 
     # -- one move ------------------------------------------------------------------
     def act(self, state: GameState, tau: float, noise: bool = False):
@@ -301,7 +316,9 @@ class Agent:
         root's exploration: Gumbel's root search explores through its own Gumbel
         draws and never reads the root's priors with noise, so none is drawn).
         `simulations`: this move's count (a fast self-play search,
-        `Config.FAST_SEARCH_SIMS`); None: the agent's MCTSsimulations."""
+        `Config.FAST_SEARCH_SIMS`); None: the agent's MCTSsimulations.  With PUCT,
+        `moveSeconds` may end the move's search sooner (`simulationsWithin`)."""
+        started = time.monotonic()
         sims = self.MCTSsimulations if simulations is None else simulations
         if state.isEndGame:
             raise ValueError("cannot search a finished game: it has no legal moves")
@@ -321,7 +338,7 @@ class Agent:
         if self.config.ROOT_SEARCH == "gumbel":
             action, pi, value = yield from self.gumbelSearch(tau, sims)
             return action, pi, value, self.root.nn_value
-        yield from self.simulate(itertools.repeat(None, sims))
+        yield from self.simulate(simulationsWithin(sims, self.moveSeconds, started))
         pi, values = self.getAV(1)
         action, value = self.chooseAction(pi, values, tau)
         return action, pi, value, self.root.nn_value

@@ -97,7 +97,8 @@ _RANGES = {
     "VALUE_TARGET_Q_WEIGHT": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "VALUE_TARGET_Q_WEIGHT_OPENING": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "FULL_SEARCH_PROBABILITY": (lambda v: 0 < v <= 1, "lie in (0, 1]"),
-    "WEIGHT_AVERAGE_DECAY": (lambda v: 0 <= v < 1, "lie in [0, 1)")}
+    "WEIGHT_AVERAGE_DECAY": (lambda v: 0 <= v < 1, "lie in [0, 1)"),
+    "PLAY_MOVE_SECONDS": (lambda v: v >= 0, "not be negative (0: no limit)")}
 """The float settings' ranges: (test, the rule as `validate`'s message says it)."""
 
 
@@ -276,6 +277,10 @@ class Config:
     PLAY_PRIOR_TEMPERATURE: float = 0.0
     """The policy temperature of that agent's search (PRIOR_TEMPERATURE); 0:
     PRIOR_TEMPERATURE, the tutorial's softmax."""
+    PLAY_MOVE_SECONDS: float = 0.0
+    """A wall-clock limit on each move of that agent (PUCT root search only): it stops at PLAY_SIMS simulations
+    or after this many seconds, whichever comes first, so a move keeps its time on a slower host; 0: no limit,
+    the tutorial's fixed count.  The measuring scripts play fixed counts and ignore it."""
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
@@ -387,6 +392,9 @@ class Config:
         if self.PLAY_ROOT_SEARCH not in ("", "puct", "gumbel"):
             raise ConfigError(f"PLAY_ROOT_SEARCH must be '' (ROOT_SEARCH), 'puct' or 'gumbel', "
                               f"got {self.PLAY_ROOT_SEARCH!r}")
+        if self.PLAY_MOVE_SECONDS and (self.PLAY_ROOT_SEARCH or self.ROOT_SEARCH) != "puct":
+            raise ConfigError("PLAY_MOVE_SECONDS needs the PUCT root search at play time (PLAY_ROOT_SEARCH='puct'): "
+                              "Gumbel's sequential halving spends a fixed count of simulations")
         if self.VALUE_HEAD not in VALUE_HEADS:
             raise ConfigError(f"VALUE_HEAD must be one of {VALUE_HEADS}, got {self.VALUE_HEAD!r}")
         if self.TRAINING_PRECISION not in TRAINING_PRECISIONS:

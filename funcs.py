@@ -371,8 +371,8 @@ def playMatchesBetweenVersions(env: Game, run_version, player1version: int, play
     (`config.playSearch`), as in `play.py`; between two networks, MCTS_SIMS and the run's own search."""
     folder = runs.runFolder(cfg or DEFAULT, run_version)
     human = -1 in (player1version, player2version)
-    sims, search = runs.playSettings(folder, cfg or DEFAULT) if human else (None, None)
-    players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn, sims, search)
+    sims, search, seconds = runs.playSettings(folder, cfg or DEFAULT) if human else (None, None, 0.0)
+    players = [versionPlayer(name, env, cfg or DEFAULT, folder, version, input_fn, output_fn, sims, search, seconds)
                for name, version in (("player1", player1version), ("player2", player2version))]
     return playMatches(*players, EPISODES, logger, turns_until_tau0, None, goes_first)
 

@@ -54,7 +54,7 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     is built with the run's own config.json (else `cfg`); it searches `sims`
     simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS), with its
     other PLAY_* settings (`config.playSearch`: each unset one leaves the run's own
-    search setting)."""
+    search setting; PLAY_MOVE_SECONDS limits each move's time)."""
     cfg = cfg or DEFAULT
     if version is not None and not isinstance(version, bool) and version < 0:
         raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version}"
@@ -64,9 +64,9 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     if version is None and trainedVersion(folder) is None and shipped.exists():
         say(f"{folder} has no trained version yet: playing the shipped agent, version {SHIPPED_VERSION} of {SHIPPED_RUN}.")
         folder, version = SHIPPED_RUN, SHIPPED_VERSION
-    play_sims, search = runs.playSettings(folder, cfg)
+    play_sims, search, move_seconds = runs.playSettings(folder, cfg)
     return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=play_sims if sims is None else sims,
-                              search=search)
+                              search=search, move_seconds=move_seconds)
 
 
 SHIPPED_RUN = SHIPPED.path("RUN_FOLDER")

@@ -232,6 +232,19 @@ def test_a_config_is_not_changed_in_place():
     assert cfg.MCTS_SIMS == config.DEFAULT.MCTS_SIMS and cfg.replace(MCTS_SIMS=7).MCTS_SIMS == 7
 
 
+def test_a_move_time_limit_is_a_non_negative_number_for_the_puct_search_at_play_time():
+    assert config.DEFAULT.PLAY_MOVE_SECONDS == 0  # the tutorial: a fixed count of simulations
+    assert config.DEFAULT.replace(PLAY_MOVE_SECONDS=0.9).PLAY_MOVE_SECONDS == 0.9
+    with pytest.raises(config.ConfigError, match="PLAY_MOVE_SECONDS must not be negative"):
+        config.DEFAULT.replace(PLAY_MOVE_SECONDS=-1.0)
+    with pytest.raises(config.ConfigError, match="PLAY_MOVE_SECONDS must be a finite number"):
+        config.DEFAULT.replace(PLAY_MOVE_SECONDS=float("inf"))
+    with pytest.raises(config.ConfigError, match="PLAY_MOVE_SECONDS needs the PUCT root search"):
+        config.DEFAULT.replace(ROOT_SEARCH="gumbel", PLAY_MOVE_SECONDS=1.0)
+    assert config.DEFAULT.replace(ROOT_SEARCH="gumbel", PLAY_ROOT_SEARCH="puct", PLAY_MOVE_SECONDS=1.0)
+    assert "PLAY_MOVE_SECONDS" not in config.playSearch(config.DEFAULT.replace(PLAY_MOVE_SECONDS=1.0))
+
+
 def test_the_played_agents_search_is_the_runs_changed_by_its_play_settings():
     assert config.playSearch(config.DEFAULT) == {}  # the tutorial: people meet the training search
     assert config.playSearch(config.DEFAULT.replace(PLAY_CPUCT=2)) == {"CPUCT": 2.0}

@@ -24,7 +24,7 @@ import pytest
 import compiled
 import game as game_module
 import MCTS as mcts_module
-from agent import Agent, runSerially, runTogether
+from agent import Agent, runSerially, runTogether, simulationsWithin
 from game import CELLS, GameState
 from MCTS import MCTS, Node, fewerCollections, legalPriors, reachableIds
 from helpers import RowByRow
@@ -749,6 +749,35 @@ def test_a_move_searched_with_its_own_count_spends_exactly_that_many_simulations
     fresh = make_agent(tiny_model, agent.config, sims=40)
     runSerially(fresh.actSteps(state, 1), fresh.evaluateStates)
     assert root_visits(fresh) == 40
+
+
+def test_a_moves_time_limit_ends_its_simulations_once_the_seconds_have_passed():
+    """simulationsWithin: the full count without a limit or within it; with it, no entry
+    after the limit has passed, and always the first (a move always searches)."""
+    ticks = iter(range(100))
+    clock = lambda: float(next(ticks))  # noqa: E731  (one second per reading)
+    assert len(list(simulationsWithin(7, 0.0, 0.0, clock))) == 7
+    assert len(list(simulationsWithin(7, 100.0, 0.0, clock))) == 7
+    started = clock()
+    assert len(list(simulationsWithin(50, 3.0, started, clock))) == 3  # read at 1 and 2 s go on, at 3 s stop
+    assert len(list(simulationsWithin(5, 1.0, -10.0, clock))) == 1
+
+
+@pytest.mark.parametrize("leaf_batch", [1, 8])
+def test_a_move_with_a_time_limit_stops_short_of_its_simulations_and_still_chooses(tiny_model, tiny_cfg, leaf_batch):
+    """Agent.moveSeconds (PLAY_MOVE_SECONDS): a limit far below what 5,000 simulations of the
+    tiny network take ends the search early, with a legal move and policy; a copy for a
+    game keeps the limit; none: the full count."""
+    agent = make_agent(tiny_model, tiny_cfg.replace(LEAF_BATCH=leaf_batch), sims=5000)
+    agent.moveSeconds = 0.05
+    state = GameState.fromMoves("4435")
+    action, pi, _, _ = agent.act(state, tau=0)
+    assert 1 <= root_visits(agent) < 5000
+    assert action in state.allowedActions and pi.sum() == pytest.approx(1.0)
+    assert agent.forGame(3).moveSeconds == 0.05
+    unlimited = make_agent(tiny_model, tiny_cfg, sims=300)
+    unlimited.act(state, tau=0)
+    assert root_visits(unlimited) == 300
 
 
 def test_batched_search_takes_an_immediate_win_and_blocks_an_immediate_loss(tiny_model, tiny_cfg):

@@ -33,8 +33,22 @@ def test_script_times_every_simulation_count_with_the_played_search(run_folder, 
     assert "version 3" in out and "ROOT_SEARCH=gumbel" in out and "6 sims: median" in out
 
 
+def test_a_move_time_limit_is_kept_and_the_simulations_made_are_printed(run_folder, capsys):
+    """--move-seconds: a limit far below what 20,000 simulations of the tiny network take
+    ends every move early, and the row says how many each made."""
+    rows = movetime.main(["--run-folder", str(run_folder), "--sims", "20000", "--positions", "2",
+                          "--move-seconds", "0.05", "--set", "LEAF_BATCH=4"])
+    row = rows[0]
+    assert 1 <= row["searched_min"] <= row["searched_median"] <= row["searched_max"] < 20000
+    assert row["max_s"] < 2.0  # the limit, plus the last batch and choosing the move
+    out = capsys.readouterr().out
+    assert "at most 0.05 s a move" in out and f"made {row['searched_min']:,}-" in out
+
+
 @pytest.mark.parametrize("args, message", [(["--sims", "0"], "--sims"), (["--version", "9"], "version 9"),
-                                           (["--set", "LEARNING_RATE=0.1"], "LEARNING_RATE")])
+                                           (["--set", "LEARNING_RATE=0.1"], "LEARNING_RATE"),
+                                           (["--move-seconds", "0"], "--move-seconds"),
+                                           (["--move-seconds", "1", "--set", "ROOT_SEARCH=gumbel"], "PUCT")])
 def test_script_refuses_bad_arguments(run_folder, args, message, capsys):
     with pytest.raises(SystemExit):
         movetime.main(["--run-folder", str(run_folder), "--positions", "1", *args])

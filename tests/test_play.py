@@ -248,6 +248,10 @@ def test_loadPlayer_loads_the_best_version_with_the_runs_config(run_folder, tiny
     storage.write_text(run_folder / "config.json", tiny_cfg.replace(PLAY_CPUCT=2.5).to_json())
     player = play.loadPlayer(1, run_folder)
     assert player.cpuct == player.config.CPUCT == 2.5 and tiny_cfg.CPUCT == 1.0
+    assert player.moveSeconds == 0  # PLAY_MOVE_SECONDS 0: no limit
+    storage.write_text(run_folder / "config.json", tiny_cfg.replace(PLAY_MOVE_SECONDS=0.8).to_json())
+    player = play.loadPlayer(1, run_folder)
+    assert player.moveSeconds == 0.8 and play.Match(player).agent.moveSeconds == 0.8
 
 
 def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
