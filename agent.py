@@ -338,7 +338,11 @@ class Agent:
         if self.config.ROOT_SEARCH == "gumbel":
             action, pi, value = yield from self.gumbelSearch(tau, sims)
             return action, pi, value, self.root.nn_value
+        visits = self.root.N
         yield from self.simulate(simulationsWithin(sims, self.moveSeconds, started))
+        if log is not None and self.moveSeconds:
+            log.info("searched %d simulations in %.2f s (limit %.2f s)", self.root.N - visits,
+                     time.monotonic() - started, self.moveSeconds)
         pi, values = self.getAV(1)
         action, value = self.chooseAction(pi, values, tau)
         return action, pi, value, self.root.nn_value

@@ -484,6 +484,11 @@ def test_search_log_is_written_when_enabled(tiny_model, tiny_cfg, logger):
     assert "  col     N       P   noise       Q       U     Q+U" in text
     assert "chosen: column" in text and "backfill column" in text
     assert "1 2 3 4 5 6 7" in text
+    assert "searched" not in text  # no time limit, nothing to report
+    limited = make_agent(tiny_model, tiny_cfg, sims=3, logger=logger)
+    limited.moveSeconds = 10.0
+    limited.act(GameState.fromMoves("44"), tau=1)
+    assert "searched 3 simulations in " in stream.getvalue() and "(limit 10.00 s)" in stream.getvalue()
 
 
 class Recorder(logging.Handler):
