@@ -566,7 +566,8 @@ STRONG = DEFAULT.replace(
     LEARNING_RATE_SCHEDULE=[[150, 0.002], [1400, 0.0005]],
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
     EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=8000, PLAY_ROOT_SEARCH="puct",
-    PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=16, TENSORBOARD=True, RUN_FOLDER="run_archive/connect4/run0002")
+    PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=16, PLAY_MOVE_SECONDS=0.95, TENSORBOARD=True,
+    RUN_FOLDER="run_archive/connect4/run0002")
 """The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
 `cfg = config.STRONG` in the notebook).  What it changes, and why:
 - Gumbel AlphaZero root search with 32 simulations: it improves the policy with few
@@ -586,7 +587,8 @@ STRONG = DEFAULT.replace(
   (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 16 leaves
   per network call (PLAY_LEAF_BATCH): against the solver PUCT held more drawn starts than
   Gumbel's root search, CPUCT 2 more than 1, 8,000 simulations more than 4,800; 16 leaves
-  a call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md).
+  a call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md); on a
+  slower host a move stops at 0.95 s short of them (PLAY_MOVE_SECONDS).
 - Its iterations' scalars go to TensorBoard too (TENSORBOARD); it trains run0002 in place."""
 
 SHIPPED = STRONG.replace(OPENING_STONES=15, VALUE_TARGET_Q_WEIGHT_OPENING=1.0, WEIGHT_AVERAGE_DECAY=0.98,

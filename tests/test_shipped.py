@@ -72,5 +72,6 @@ def test_a_run_without_a_trained_version_plays_the_shipped_agent_and_says_so(tmp
     assert agent.config.ROOT_SEARCH == STRONG.PLAY_ROOT_SEARCH and agent.MCTSsimulations == STRONG.PLAY_SIMS
     assert agent.cpuct == agent.config.CPUCT == STRONG.PLAY_CPUCT != STRONG.CPUCT
     assert agent.config.LEAF_BATCH == STRONG.PLAY_LEAF_BATCH > 1 == STRONG.LEAF_BATCH  # self-play: one leaf a call
+    assert agent.moveSeconds == STRONG.PLAY_MOVE_SECONDS == 0.95  # the 1-second budget kept on a slower host
     untrained = play.loadPlayer(version=0, run_folder=tmp_path / "fresh", say=said.append)
     assert len(said) == 1 and untrained.config.ROOT_SEARCH == "puct"  # an explicit version is never replaced
