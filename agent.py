@@ -285,11 +285,14 @@ class Agent:
 
     @classmethod
     def fromConfig(cls, name: str, cfg: Config, model, seed: int | None = None, logger: logging.Logger | None = None,
-                   mcts_simulations: int | None = None) -> "Agent":
+                   mcts_simulations: int | None = None, move_seconds: float = 0.0) -> "Agent":
         """The agent `cfg` describes (its MCTS_SIMS unless `mcts_simulations`, its CPUCT),
-        playing with `model`; like `Residual_CNN.fromConfig`."""
+        playing with `model`, each move limited to `move_seconds` (0: none); like
+        `Residual_CNN.fromConfig`."""
         sims = cfg.MCTS_SIMS if mcts_simulations is None else mcts_simulations
-        return cls(name, STATE_SIZE, ACTION_SIZE, sims, cfg.CPUCT, model, cfg, seed, logger)
+        agent = cls(name, STATE_SIZE, ACTION_SIZE, sims, cfg.CPUCT, model, cfg, seed, logger)
+        agent.moveSeconds = move_seconds
+        return agent
 
     def forGame(self, seed: int) -> "Agent":
         """A player for one more concurrent game: same network and settings, its own

@@ -75,10 +75,6 @@ def _with_tuple_kernel(layer):
     return layer
 
 
-def _default_layers() -> list[dict]:
-    return [{"filters": 75, "kernel_size": (4, 4)} for _ in range(6)]
-
-
 LOGGER_NAMES = ("main", "memory", "tourney", "mcts", "model")
 """The run's logs (`loggers`), the keys of LOGGERS."""
 
@@ -226,7 +222,7 @@ class Config:
     and a promotion makes it the best network.  The mean of the weights along training's path is a
     better network than any one point of it (stochastic weight averaging); retraining goes on from its
     own weights.  0 (the tutorial): the current player is the network retraining fits."""
-    HIDDEN_CNN_LAYERS: list = field(default_factory=_default_layers)
+    HIDDEN_CNN_LAYERS: list = field(default_factory=lambda: [{"filters": 75, "kernel_size": (4, 4)} for _ in range(6)])
     """First entry: the convolutional block; every further entry: one residual block."""
 
     # --- inference -----------------------------------------------------------------
@@ -278,9 +274,8 @@ class Config:
     """The policy temperature of that agent's search (PRIOR_TEMPERATURE); 0:
     PRIOR_TEMPERATURE, the tutorial's softmax."""
     PLAY_MOVE_SECONDS: float = 0.0
-    """A wall-clock limit on each move of that agent (PUCT root search only): it stops at PLAY_SIMS simulations
-    or after this many seconds, whichever comes first, so a move keeps its time on a slower host; 0: no limit,
-    the tutorial's fixed count.  The measuring scripts play fixed counts and ignore it."""
+    """That agent's time limit per move (PUCT only): it stops at PLAY_SIMS or after these seconds, so a move keeps
+    its time on a slower host; 0: none, the tutorial's fixed count.  The measuring scripts ignore it."""
 
     # --- where the games are played ----------------------------------------------
     WORKERS: int = 0
@@ -393,8 +388,7 @@ class Config:
             raise ConfigError(f"PLAY_ROOT_SEARCH must be '' (ROOT_SEARCH), 'puct' or 'gumbel', "
                               f"got {self.PLAY_ROOT_SEARCH!r}")
         if self.PLAY_MOVE_SECONDS and (self.PLAY_ROOT_SEARCH or self.ROOT_SEARCH) != "puct":
-            raise ConfigError("PLAY_MOVE_SECONDS needs the PUCT root search at play time (PLAY_ROOT_SEARCH='puct'): "
-                              "Gumbel's sequential halving spends a fixed count of simulations")
+            raise ConfigError("PLAY_MOVE_SECONDS needs the PUCT root search at play time (PLAY_ROOT_SEARCH='puct')")
         if self.VALUE_HEAD not in VALUE_HEADS:
             raise ConfigError(f"VALUE_HEAD must be one of {VALUE_HEADS}, got {self.VALUE_HEAD!r}")
         if self.TRAINING_PRECISION not in TRAINING_PRECISIONS:
@@ -560,14 +554,12 @@ DEFAULT = Config()
 
 STRONG = DEFAULT.replace(
     ROOT_SEARCH="gumbel", MCTS_SIMS=32, GUMBEL_SAMPLED_ACTIONS=16, EPISODES=128, TURNS_UNTIL_TAU0=12,
-    RANDOM_OPENING_MOVES=8,
-    VALUE_TARGET_Q_WEIGHT=0.5, MERGE_DUPLICATES=True, MEMORY_SIZE=100_000, MIN_MEMORY_SIZE=2048,
-    BATCH_SIZE=2048, FIT_BATCH_SIZE=128, TRAINING_LOOPS=4, LEARNING_RATE=0.02,
-    LEARNING_RATE_SCHEDULE=[[150, 0.002], [1400, 0.0005]],
+    RANDOM_OPENING_MOVES=8, VALUE_TARGET_Q_WEIGHT=0.5, MERGE_DUPLICATES=True, MEMORY_SIZE=100_000,
+    MIN_MEMORY_SIZE=2048, BATCH_SIZE=2048, FIT_BATCH_SIZE=128, TRAINING_LOOPS=4, LEARNING_RATE=0.02,
+    LEARNING_RATE_SCHEDULE=[[150, 0.002], [1400, 0.0005]], TENSORBOARD=True,
     HIDDEN_CNN_LAYERS=[{"filters": 64, "kernel_size": (3, 3)} for _ in range(6)],
     EVAL_EPISODES=20, SCORING_THRESHOLD=1.2, EVAL_POSITIONS=200, EVAL_SIMS=32, PLAY_SIMS=8000, PLAY_ROOT_SEARCH="puct",
-    PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=16, PLAY_MOVE_SECONDS=0.95, TENSORBOARD=True,
-    RUN_FOLDER="run_archive/connect4/run0002")
+    PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=16, PLAY_MOVE_SECONDS=0.95, RUN_FOLDER="run_archive/connect4/run0002")
 """The preset for a strong agent on a CPU in hours (`make train PRESET=strong`, or
 `cfg = config.STRONG` in the notebook).  What it changes, and why:
 - Gumbel AlphaZero root search with 32 simulations: it improves the policy with few
@@ -587,8 +579,7 @@ STRONG = DEFAULT.replace(
   (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 16 leaves
   per network call (PLAY_LEAF_BATCH): against the solver PUCT held more drawn starts than
   Gumbel's root search, CPUCT 2 more than 1, 8,000 simulations more than 4,800; 16 leaves
-  a call bring a move of 8,000 to about 0.75 s on a 2-core CPU (docs/strength.md); on a
-  slower host a move stops at 0.95 s short of them (PLAY_MOVE_SECONDS).
+  a call bring a move of 8,000 to 0.75 s on Zen 4, stopped at 0.95 s (PLAY_MOVE_SECONDS).
 - Its iterations' scalars go to TensorBoard too (TENSORBOARD); it trains run0002 in place."""
 
 SHIPPED = STRONG.replace(OPENING_STONES=15, VALUE_TARGET_Q_WEIGHT_OPENING=1.0, WEIGHT_AVERAGE_DECAY=0.98,

@@ -158,10 +158,9 @@ def runConfig(run_folder, fallback: Config | None = None) -> Config:
 
 
 def playSettings(run_folder, fallback: Config | None = None) -> tuple[int | None, dict, float]:
-    """(simulations, search settings, seconds a move may take) of an agent of the run
-    against a person: the run's PLAY_SIMS, None (the agent's MCTS_SIMS) where that is 0,
-    its other PLAY_* search settings as changes of its search (`config.playSearch`; {}:
-    none) and its PLAY_MOVE_SECONDS (0: no limit)."""
+    """(simulations, search settings, move time limit) of an agent of the run against a person: its PLAY_SIMS
+    (None where 0: the agent's MCTS_SIMS), its other PLAY_* search settings as changes of its search
+    (`config.playSearch`; {}: none) and its PLAY_MOVE_SECONDS (0: no limit)."""
     cfg = runConfig(run_folder, fallback)
     return cfg.PLAY_SIMS or None, playSearch(cfg), cfg.PLAY_MOVE_SECONDS
 
@@ -251,15 +250,13 @@ def bestVersion(folder) -> int:
     return readCheckpoint(Path(folder))["best_player_version"]
 
 
-def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | None, input_fn=None,
-                  output_fn=print, mcts_simulations: int | None = None, search: dict | None = None,
-                  move_seconds: float = 0.0):
+def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | None, input_fn=None, output_fn=print,
+                  mcts_simulations: int | None = None, search: dict | None = None, move_seconds: float = 0.0):
     """A player for `version` of the run in `run_folder`: None the run's best version, -1 a human (typing through
     `input_fn` / `output_fn`; `input_fn` None: the builtin `input` at the time of asking), 0 an untrained
     network, n the saved network models/version000n.keras. Networks are built with the run's own config.json
     (else `cfg`); `mcts_simulations` overrides its MCTS_SIMS, `search` its play-time search settings
-    (`config.withSearch`), `move_seconds` > 0 limits each of its moves to that many seconds (`Agent.moveSeconds`).
-    A version the folder does not hold is refused with the versions it does hold."""
+    (`config.withSearch`), `move_seconds` its moves' time limit. A version the folder does not hold is refused."""
     folder = Path(run_folder)
     if mcts_simulations is not None and (isinstance(mcts_simulations, bool) or not isinstance(mcts_simulations, int)
                                          or mcts_simulations < 1):
@@ -277,9 +274,8 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | 
     network = Residual_CNN.fromConfig(run_cfg, env.input_shape, env.action_size, folder)
     if version > 0:
         network.loadWeights(storage.model_path(folder, version), f"saved versions: {savedVersionsList(folder)}")
-    agent = Agent.fromConfig(name, run_cfg, network, logger=lg.logger_mcts, mcts_simulations=mcts_simulations)
-    agent.moveSeconds = move_seconds
-    return agent
+    return Agent.fromConfig(name, run_cfg, network, logger=lg.logger_mcts, mcts_simulations=mcts_simulations,
+                            move_seconds=move_seconds)
 
 
 _METRICS_WAY_OUT = ("delete that line (metrics are a record; training reads them only for the time a run has "
