@@ -4,6 +4,7 @@ games against the solver), a losing move of a whole game, and ratings
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 import json
@@ -86,27 +87,73 @@ def _perVersion(rows: list[dict]) -> list[dict]:
     return sorted(chosen.values(), key=lambda r: r["hours"])
 
 
-def wholeGameCurve(run_folder) -> list[dict]:
-    """One row per whole-game record of the run (`make perfect`) whose version was a
-    best version and searched with the run's own settings (not `--set`'s): version,
-    sims, the training hours it had had when promoted, and the shares of won, drawn
-    and all starts kept (None where it played no such start)."""
-    hours = runs.promotionHours(runs.readMetrics(run_folder))
-    rows = []
-    for path in storage.whole_games_records(run_folder):
-        record = json.loads(path.read_text())
-        if record["version"] not in hours or record.get("search"):
+def sharedHistories(run_folder) -> list[tuple[Path, set[int]]]:
+    """The other runs beside this one (in the same archive folder) whose metrics begin as this
+    run's do, each with the versions the two share: this run was branched from it
+    (`branches.branchRun` copies the metrics), or both from one state. Every version that
+    was the best before their last common iteration is the same network in both, so its
+    scores in either run are this run's; the one still the best there is not counted (a
+    branch may have widened or replaced it). A neighbour whose files are damaged is passed
+    over: they are not this run's."""
+    folder = Path(run_folder).resolve()
+    rows = runs.readMetrics(folder)
+    found = []
+    for other in sorted(p for p in folder.parent.iterdir() if p != folder and storage.metrics_path(p).is_file()):
+        try:
+            theirs = runs.readMetrics(other)
+        except storage.RunFileError:
             continue
-        summary = record["summary"]
-        rows.append({"version": record["version"], "sims": record["sims"], "hours": hours[record["version"]][1],
-                     **{name: summary[name]["share"] if name in summary else None for name in ("won", "drawn", "all")}})
+        common = next((k for k, (mine, their) in enumerate(zip(rows, theirs)) if mine != their),
+                      min(len(rows), len(theirs)))
+        shared = {1} | {row["best_player_version"] for row in rows[:common]}
+        if common and len(shared) > 1:
+            found.append((other, shared - {rows[common - 1]["best_player_version"]}))
+    return found
+
+
+def lineageCurve(run_folder) -> list[dict]:
+    """The run's curve rows (curve.jsonl), and those its neighbours scored of the versions
+    it shares with them (`sharedHistories`): a branch's curve from the start of its
+    history, one row per (version, sims, positions), the run's own first."""
+    rows = runs.readCurve(run_folder)
+    for other, versions in sharedHistories(run_folder):
+        try:
+            rows += [row for row in runs.readCurve(other) if row["version"] in versions]
+        except storage.RunFileError:
+            continue
+    unique = {}
+    for row in rows:
+        unique.setdefault((row["version"], row["sims"], row["limit"]), row)
+    return list(unique.values())
+
+
+def wholeGameCurve(run_folder) -> list[dict]:
+    """One row per whole-game record (`make perfect`) of a best version searching with
+    the run's own settings (not `--set`'s), the run's and its neighbours' of the versions
+    it shares with them (`sharedHistories`; one row per version and simulations, the
+    run's own first): version, sims, the training hours it had had when promoted, and
+    the shares of won, drawn and all starts kept (None where it played no such start)."""
+    hours = runs.promotionHours(runs.readMetrics(run_folder))
+    rows, seen = [], set()
+    for folder, versions in [(Path(run_folder), set(hours)), *sharedHistories(run_folder)]:
+        for path in storage.whole_games_records(folder):
+            record = json.loads(path.read_text())
+            version, sims = record["version"], record["sims"]
+            if version not in versions or record.get("search") or (version, sims) in seen:
+                continue
+            seen.add((version, sims))
+            summary = record["summary"]
+            rows.append({"version": version, "sims": sims, "hours": hours[version][1],
+                         **{name: summary[name]["share"] if name in summary else None
+                            for name in ("won", "drawn", "all")}})
     return sorted(rows, key=lambda r: (r["sims"], r["hours"]))
 
 
 def plotCurve(run_folder):
     """The learning curve against hours of training: the mistake rates of the run's
     best version on its own benchmark set after each iteration (metrics.jsonl); on
-    each of Pons' sets per scored version (curve.jsonl, written by `make curve`): the
+    each of Pons' sets per scored version (`lineageCurve`: curve.jsonl, written by
+    `make curve`, with the scores of the history the run shares with others): the
     agent at the most simulations any row used, the raw network from every version
     (a version scored more than once shows its largest sample); and the share of its
     won and drawn starts each version kept in whole games against the solver
@@ -120,7 +167,7 @@ def plotCurve(run_folder):
         points = [(h, 100 * r[key]) for h, r in zip(hours, rows) if r[key] is not None]
         own_ax.plot([h for h, _ in points], [m for _, m in points], marker=".", label=label)
     own_ax.set_title("the run's benchmark set")
-    curve = runs.readCurve(run_folder)
+    curve = lineageCurve(run_folder)
     sims = max((r["sims"] for r in curve), default=0)
     agent, network = _perVersion([r for r in curve if r["sims"] == sims]), _perVersion(curve)
     for name in sorted({name for row in curve for name in row["sets"]}):

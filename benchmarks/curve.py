@@ -14,7 +14,8 @@ the run's `curve.jsonl`.  S is by default the simulations of the curve's latest 
 that a curve goes on at the budget it was measured with even when PLAY_SIMS changes; a
 run without rows starts at its PLAY_SIMS (else MCTS_SIMS).  Each row carries the training time the version had had when
 it became the best: the sum of the phase times of the run's iterations up to its
-promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far;
+promotion (metrics.jsonl), in hours.  The table printed is the whole curve so far, with
+the versions the run shares with the runs beside it (a branch: `plots.lineageCurve`);
 `--plot` also saves its figure (`plots.plotCurve`, the README's), and `--no-scoring`
 only prints and draws what is there.
 Training never reads these files: they are measurement only.
@@ -122,7 +123,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
         row = scoreOnPons(folder, version, sims, args.limit, args.pons_folder)
         print(f"version {version} (iteration {row['iteration']}, {row['hours']:.2f} h): "
               + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
-    rows = runs.readCurve(folder)
+    for other, shared in plots.sharedHistories(folder):
+        print(f"with the scores of versions {min(shared)}-{max(shared)} in {other}, a history this run shares")
+    rows = plots.lineageCurve(folder)
     print(curveTable(rows))
     if args.plot:
         savePlot(folder, args.plot)

@@ -113,6 +113,45 @@ def test_the_curve_draws_the_kept_share_of_each_scored_best_version(tmp_path):
     plt.close(fig)
 
 
+def _metricsRow(iteration: int, best: int) -> dict:
+    return {"iteration": iteration, "best_player_version": best, "promoted": True, "mistake_rate": None,
+            "network_mistake_rate": None}
+
+
+def _curveRow(version: int, iteration: int) -> str:
+    return json.dumps({"version": version, "iteration": iteration, "hours": iteration / 3600, "sims": 50,
+                       "limit": 10, "sets": {"Test_L1_R1": {"network": 9.0, "agent": 1.0}}})
+
+
+def test_a_branch_curve_takes_the_scores_of_the_history_it_shares(tmp_path):
+    import evaluation
+
+    parent, branch, stranger, damaged = (tmp_path / name for name in ("run1", "run2", "run3", "run4"))
+    for folder in (parent, branch, stranger, damaged):
+        folder.mkdir()
+    writeMetrics(parent, [_metricsRow(1, 2), _metricsRow(2, 3), _metricsRow(3, 4)])
+    writeMetrics(branch, [_metricsRow(1, 2), _metricsRow(2, 3), _metricsRow(3, 5)])  # branched after iteration 2
+    writeMetrics(stranger, [_metricsRow(1, 6)])
+    writeMetrics(damaged, [_metricsRow(1, 2)], tail='{"iteration": 2, "mem')
+    for version, iteration in ((2, 1), (3, 2), (4, 3)):
+        storage.append_line(storage.curve_path(parent), _curveRow(version, iteration))
+    storage.append_line(storage.curve_path(branch), _curveRow(5, 3))
+    storage.append_line(storage.curve_path(stranger), _curveRow(6, 1))
+    record = evaluation.wholeGameRecord(_leftmostGames(), {"version": 2, "sims": 50})
+    for version in (2, 3):
+        path = storage.whole_games_path(parent, version, 50)
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps({**record, "version": version}))
+    # version 3, the best where they part, may be another network in the branch (widened, replaced)
+    assert plots.sharedHistories(branch) == [(parent, {1, 2})]
+    assert sorted(row["version"] for row in plots.lineageCurve(branch)) == [2, 5]
+    assert [row["version"] for row in plots.wholeGameCurve(branch)] == [2]
+    assert sorted(row["version"] for row in plots.lineageCurve(stranger)) == [6]
+    fig = plots.plotCurve(branch)
+    assert list(fig.axes[1].get_lines()[0].get_xdata()) == [1 / 3600, 3 / 3600]
+    plt.close(fig)
+
+
 def test_the_curve_says_when_no_whole_game_record_exists(tmp_path):
     writeMetrics(tmp_path, [{"iteration": 1, "best_player_version": 1, "promoted": False, "mistake_rate": None,
                              "network_mistake_rate": None}])
