@@ -4,8 +4,8 @@ Run: .venv/bin/python benchmarks/refit.py [--run-folder F] [--version V] [--memo
                                           [--replays 15,30] [--sets L1_R3 ...] [--limit L]
                                           [--selfplay-games G] [--set NAME=VALUE ...]
                                           [--filters W] [--targets N] [--truth]
-                                          [--truth-labels FILE] [--save-network FILE]
-                                          [--out FILE]
+                                          [--truth-labels FILE] [--record-positions RECORD ...]
+                                          [--save-network FILE] [--out FILE]
 
 Two training levers act only on the learner: more gradient steps on the same self-play
 data, and a longer memory window (older positions kept).  Neither needs new self-play
@@ -37,7 +37,11 @@ learner fits the truth where it fitted self-play's targets.  A network that then
 on Pons' sets is held back by its targets; one that does not, by its positions or its
 shape (with `--filters`).  Labelling a full memory takes about 5 minutes (Zen 5);
 `--truth-labels FILE` keeps the labels for the next refit (read when the file exists,
-else written).  The refitted network is a yardstick, never saved into the run;
+else written).  `--record-positions` adds, labelled the same way, the positions that the
+games of whole-game records reached (`recordRows`): the agent against the solver, so
+also the lines after its own mistakes that its self-play never plays out; scored in
+whole games from other starts (`perfect.py --seed`), such a refit says whether seeing
+those positions would move the network.  The refitted network is a yardstick, never saved into the run;
 `--save-network FILE` keeps it elsewhere, e.g. to score it in whole games from a branch
 that starts from it.  Pons' sets and the solver measure only.  About 7 s per replay of
 the strong preset.
@@ -46,6 +50,7 @@ the strong preset.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -62,7 +67,7 @@ import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import SHIPPED, ConfigError  # noqa: E402
-from game import GameState  # noqa: E402
+from game import Game, GameState  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import transferWeights  # noqa: E402
 from storage import RunFileError  # noqa: E402
@@ -99,6 +104,34 @@ def memoryRows(paths: list[Path], memory_size: int) -> list[dict]:
     """The rows of every memory file, in order (each file read as the run reads its
     snapshot: RunFileError names a missing or damaged one)."""
     return [row for path in paths for row in Memory.load(path, memory_size).ltmemory]
+
+
+def recordRows(paths: list[Path], model, batch: int = 4096) -> list[dict]:
+    """Rows of every distinct unfinished position the games of whole-game records reached
+    from their starts (`make perfect`: the agent against the solver, so also the positions
+    after the agent's mistakes that its own self-play never reaches), with their mirror
+    images, for `--truth` to label: value and q are left 0 for the solver's result, the
+    policy is the network's own prior (the softmax of its legal logits), which `truthRows`
+    rids of its mistakes."""
+    states: dict[bytes, GameState] = {}
+    for path in paths:
+        for game in json.loads(path.read_text())["games"]:
+            for ply in range(len(game["start"]["opening"]), len(game["moves"])):
+                state = GameState.fromMoves(game["moves"][:ply])
+                states.setdefault(positionKey(state), state)
+    ordered = list(states.values())
+    rows = []
+    for first in range(0, len(ordered), batch):
+        chunk = ordered[first:first + batch]
+        _, logits = model.predict(model.convertToModelInputs(chunk))
+        for state, cells in zip(chunk, np.asarray(logits, dtype=np.float64)):
+            legal = np.array(state.allowedActions)
+            prior = np.zeros(len(state.board), dtype=np.float32)
+            weights = np.exp(cells[legal] - cells[legal].max())
+            prior[legal] = weights / weights.sum()
+            rows += [{"board": s.board, "state": s, "id": s.id, "AV": av, "playerTurn": s.playerTurn,
+                      "value": 0.0, "q": 0.0} for s, av in Game.identities(state, prior)]
+    return rows
 
 
 Labels = dict[bytes, tuple[int, np.ndarray]]
@@ -256,6 +289,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="fit the solver's targets on the same positions instead of self-play's")
     parser.add_argument("--truth-labels", type=Path, default=None,
                         help="with --truth: the solver's labels, read from this .npz when it exists, else written")
+    parser.add_argument("--record-positions", type=Path, nargs="+", default=[], metavar="RECORD",
+                        help="also fit the positions the games of these whole-game records reached (needs --truth)")
     parser.add_argument("--save-network", type=Path, default=None,
                         help="save the refitted network as this .keras file (outside the run; a branch can "
                              "start from it: python -m funcs --branch-from F --branch-network FILE)")
@@ -263,6 +298,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv)
     if args.truth_labels is not None and not args.truth:
         parser.error("--truth-labels keeps the labels of --truth: give --truth too")
+    if args.record_positions and not args.truth:
+        parser.error("--record-positions needs --truth: the solver labels the records' positions")
+    missing = [str(path) for path in args.record_positions if not path.is_file()]
+    if missing:
+        parser.error(f"no whole-game record at {', '.join(missing)}")
     for option in ("targets", "selfplay_games"):
         if getattr(args, option) < 0:
             parser.error(f"--{option.replace('_', '-')} must not be negative, not {getattr(args, option)}")
@@ -299,6 +339,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows = memoryRows(paths, cfg.MEMORY_SIZE)
     if args.selfplay_games:
         rows += teacherSelfplay(network, selfplay_cfg, args.selfplay_games, say=lambda text: print(text, flush=True))
+    if args.record_positions:
+        rows += recordRows(args.record_positions, network)
     if args.targets > 0:
         print("The value targets fitted, against perfect play:\n"
               + targetTable(targetAgreement(rows, args.targets, cfg, cfg.SEED)), flush=True)
@@ -306,7 +348,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         rows = truthRows(rows, rowLabels(rows, args.truth_labels))
     sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
     print(f"Version {version} of {folder}{f' widened to {args.filters} filters' if args.filters else ''} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
-          f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}), "
+          f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}"
+          f"{f', the positions of {len(args.record_positions)} whole-game record(s)' if args.record_positions else ''}), "
           f"{'the solver' if args.truth else 'self-play'}'s targets, "
           f"{cfg.TRAINING_LOOPS} fits of {cfg.BATCH_SIZE} positions a replay, learning rate "
           f"{learning_rate}; raw network on {args.limit} positions a set", flush=True)
@@ -318,6 +361,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         storage.write_json(args.out, {"run_folder": str(folder), "version": version, "memory": [str(p) for p in paths],
                                       "selfplay_games": args.selfplay_games, "settings": dict(args.set),
                                       "filters": args.filters, "truth": args.truth, "rows": len(rows),
+                                      "record_positions": [str(p) for p in args.record_positions],
                                       "table": table})
     return table
 

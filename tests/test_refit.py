@@ -64,7 +64,9 @@ def test_the_versions_own_selfplay_games_are_added_with_their_settings(run_folde
 @pytest.mark.parametrize("extra, named", [(["--set", "RANDOM_OPENING_MOVES=3"], "--selfplay-games"),
                                           (["--selfplay-games", "2", "--set", "NO_SUCH_SETTING=1"], "NO_SUCH_SETTING"),
                                           (["--selfplay-games", "-1"], "--selfplay-games"),
-                                          (["--truth-labels", "x.npz"], "--truth-labels")])
+                                          (["--truth-labels", "x.npz"], "--truth-labels"),
+                                          (["--record-positions", "x.json"], "--truth"),
+                                          (["--truth", "--record-positions", "no_record.json"], "no_record.json")])
 def test_wrong_options_are_refused_by_name(run_folder, pons_folder, capsys, extra, named):
     withMemory(run_folder)
     with pytest.raises(SystemExit):
@@ -203,3 +205,25 @@ def test_a_truth_refit_labels_once_and_reads_the_labels_after(run_folder, pons_f
     network.loadWeights(saved)
     assert any(not np.array_equal(a, b) for a, b in zip(before, network.model.get_weights()))
     assert storage.saved_versions(run_folder) == [1, 3]
+
+
+def test_the_positions_of_whole_games_are_rows_with_the_networks_prior(run_folder, tiny_cfg, tmp_path):
+    network = runs.networkFor(tiny_cfg, run_folder)
+    network.loadWeights(storage.model_path(run_folder, 3))
+    start = evaluation.Start("44", 1, 0)
+    record = evaluation.wholeGameRecord([evaluation.WholeGame(start, "4433", 0, []),
+                                         evaluation.WholeGame(start, "4455", 0, [])], {"version": 3, "sims": 8})
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    rows = refit.recordRows([path], network, batch=2)
+    positions = ["44", "443", "445"]  # from the start on, each once, the end position not kept
+    assert sorted(row["id"] for row in rows[::2]) == sorted(GameState.fromMoves(m).id for m in positions)
+    assert [row["id"] for row in rows[1::2]] == [GameState.fromMoves(m).mirrored().id for m in ["44", "443", "445"]]
+    state = GameState.fromMoves("44")
+    _, logits = network.predict(network.convertToModelInputs([state]))
+    legal = list(state.allowedActions)
+    expected = np.exp(logits[0][legal] - logits[0][legal].max())
+    assert rows[0]["AV"][legal] == pytest.approx(expected / expected.sum(), abs=1e-6)
+    assert rows[0]["AV"].sum() == pytest.approx(1.0) and set(np.flatnonzero(rows[0]["AV"])) <= set(legal)
+    labelled = refit.truthRows(rows, refit.solverLabels([row["state"] for row in rows]))
+    assert all(row["value"] == row["q"] and row["value"] in (-1.0, 0.0, 1.0) for row in labelled)
