@@ -4,8 +4,7 @@ Every value lives in one typed, validated dataclass, `Config`, under the tutoria
 ``MCTS_SIMS`` ...); `DEFAULT` holds the defaults.  The tutorial read module globals (``config.EPISODES``); here
 everything a run builds (networks, agents, memory, loggers) is built from a `Config` instance passed in
 explicitly, so a resumed run is built from the config archived in its own run folder (``config.json``), and a
-change is made with ``cfg.replace(MCTS_SIMS=100)``, which validates it.
-"""
+change is made with ``cfg.replace(MCTS_SIMS=100)``, which validates it."""
 
 from __future__ import annotations
 

@@ -111,12 +111,12 @@ def sharedHistories(run_folder) -> list[tuple[Path, set[int]]]:
     return found
 
 
-def lineageCurve(run_folder) -> list[dict]:
+def lineageCurve(run_folder, shared: list[tuple[Path, set[int]]] | None = None) -> list[dict]:
     """The run's curve rows (curve.jsonl), and those its neighbours scored of the versions
-    it shares with them (`sharedHistories`): a branch's curve from the start of its
-    history, one row per (version, sims, positions), the run's own first."""
+    it shares with them (`shared`, by default `sharedHistories`): a branch's curve from the
+    start of its history, one row per (version, sims, positions), the run's own first."""
     rows = runs.readCurve(run_folder)
-    for other, versions in sharedHistories(run_folder):
+    for other, versions in sharedHistories(run_folder) if shared is None else shared:
         try:
             rows += [row for row in runs.readCurve(other) if row["version"] in versions]
         except storage.RunFileError:
@@ -127,15 +127,17 @@ def lineageCurve(run_folder) -> list[dict]:
     return list(unique.values())
 
 
-def wholeGameCurve(run_folder) -> list[dict]:
+def wholeGameCurve(run_folder, shared: list[tuple[Path, set[int]]] | None = None) -> list[dict]:
     """One row per whole-game record (`make perfect`) of a best version searching with
     the run's own settings (not `--set`'s), the run's and its neighbours' of the versions
-    it shares with them (`sharedHistories`; one row per version and simulations, the
-    run's own first): version, sims, the training hours it had had when promoted, and
-    the shares of won, drawn and all starts kept (None where it played no such start)."""
+    it shares with them (`shared`, by default `sharedHistories`; one row per version and
+    simulations, the run's own first): version, sims, the training hours it had had when
+    promoted, and the shares of won, drawn and all starts kept (None where it played no
+    such start)."""
     hours = runs.promotionHours(runs.readMetrics(run_folder))
     rows, seen = [], set()
-    for folder, versions in [(Path(run_folder), set(hours)), *sharedHistories(run_folder)]:
+    shared = sharedHistories(run_folder) if shared is None else shared
+    for folder, versions in [(Path(run_folder), set(hours)), *shared]:
         for path in storage.whole_games_records(folder):
             record = json.loads(path.read_text())
             version, sims = record["version"], record["sims"]
@@ -167,7 +169,8 @@ def plotCurve(run_folder):
         points = [(h, 100 * r[key]) for h, r in zip(hours, rows) if r[key] is not None]
         own_ax.plot([h for h, _ in points], [m for _, m in points], marker=".", label=label)
     own_ax.set_title("the run's benchmark set")
-    curve = lineageCurve(run_folder)
+    shared = sharedHistories(run_folder)
+    curve = lineageCurve(run_folder, shared)
     sims = max((r["sims"] for r in curve), default=0)
     agent, network = _perVersion([r for r in curve if r["sims"] == sims]), _perVersion(curve)
     for name in sorted({name for row in curve for name in row["sets"]}):
@@ -178,7 +181,7 @@ def plotCurve(run_folder):
     pons_ax.set_title(f"Pons' sets: agent at {sims} simulations (solid), raw network (dotted)")
     for ax in (own_ax, pons_ax):
         ax.set_ylabel("% mistakes against perfect play")
-    _plotWholeGames(games_ax, wholeGameCurve(run_folder))
+    _plotWholeGames(games_ax, wholeGameCurve(run_folder, shared))
     for ax in (own_ax, pons_ax, games_ax):
         ax.set_xlabel("hours of training")
         if ax.get_legend_handles_labels()[0]:

@@ -12,8 +12,7 @@ methods write what an iteration produced in the order the resume code relies on.
 
 `versionPlayer` is the one place that turns "version v of the run in folder F" into a
 player (the run's best version, a saved one, an untrained network or a human), with
-the network built from that run's own config.
-"""
+the network built from that run's own config."""
 
 from __future__ import annotations
 

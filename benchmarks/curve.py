@@ -123,9 +123,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         row = scoreOnPons(folder, version, sims, args.limit, args.pons_folder)
         print(f"version {version} (iteration {row['iteration']}, {row['hours']:.2f} h): "
               + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
-    for other, shared in plots.sharedHistories(folder):
-        print(f"with the scores of versions {min(shared)}-{max(shared)} in {other}, a history this run shares")
-    rows = plots.lineageCurve(folder)
+    shared = plots.sharedHistories(folder)
+    for other, versions in shared:
+        print(f"with the scores of versions {min(versions)}-{max(versions)} in {other}, a history this run shares")
+    rows = plots.lineageCurve(folder, shared)
     print(curveTable(rows))
     if args.plot:
         savePlot(folder, args.plot)

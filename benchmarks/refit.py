@@ -68,6 +68,7 @@ import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import SHIPPED, ConfigError  # noqa: E402
 from game import Game, GameState  # noqa: E402
+from MCTS import legalPriors  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import transferWeights  # noqa: E402
 from storage import RunFileError  # noqa: E402
@@ -125,10 +126,7 @@ def recordRows(paths: list[Path], model, batch: int = 4096) -> list[dict]:
         chunk = ordered[first:first + batch]
         _, logits = model.predict(model.convertToModelInputs(chunk))
         for state, cells in zip(chunk, np.asarray(logits, dtype=np.float64)):
-            legal = np.array(state.allowedActions)
-            prior = np.zeros(len(state.board), dtype=np.float32)
-            weights = np.exp(cells[legal] - cells[legal].max())
-            prior[legal] = weights / weights.sum()
+            prior = np.array(legalPriors(cells.tolist(), state.allowedActions), dtype=np.float32)
             rows += [{"board": s.board, "state": s, "id": s.id, "AV": av, "playerTurn": s.playerTurn,
                       "value": 0.0, "q": 0.0} for s, av in Game.identities(state, prior)]
     return rows
