@@ -193,6 +193,16 @@ def simulationsWithin(count: int, seconds: float, started: float, clock=time.mon
         yield None
 
 
+def secureChild(edges: list, a: float) -> int:
+    """The action of the visited edge of highest Q - a / sqrt(N) (the "secure child" of
+    Chaslot et al. 2008; Q for the player choosing): a lower bound on each move's value
+    that trusts a well-visited Q more.  Exact ties go to the first listed edge."""
+    scores = [(edge.Q - a / math.sqrt(edge.N), action) for action, edge in edges if edge.N > 0]
+    if not scores:
+        raise ValueError("no root move has been visited: search before choosing")
+    return max(scores, key=lambda pair: pair[0])[1]
+
+
 def oneHot(action: int, size: int) -> np.ndarray:
     pi = np.zeros(size)
     pi[action] = 1
@@ -509,10 +519,13 @@ class Agent:
         return withTemperature(pi, tau), values
 
     def chooseAction(self, pi: np.ndarray, values: np.ndarray, tau: float):
-        """Choose from the visit shares `pi` (getAV(1)): tau=0 the most visited move,
-        ties broken at random; otherwise a move sampled from `withTemperature(pi,
-        tau)`.  Returns (action, the chosen edge's Q for the player to move)."""
-        if tau == 0:
+        """Choose from the visit shares `pi` (getAV(1)): tau=0 the most visited move
+        (with SECURE_CHILD > 0 the root's `secureChild` instead), ties broken at
+        random; otherwise a move sampled from `withTemperature(pi, tau)`.  Returns
+        (action, the chosen edge's Q for the player to move)."""
+        if tau == 0 and self.config.SECURE_CHILD > 0:
+            action = secureChild(self.root.edges, self.config.SECURE_CHILD)
+        elif tau == 0:
             action = int(self.rng.choice(np.flatnonzero(pi == pi.max())))
         else:
             action = int(self.rng.choice(len(pi), p=withTemperature(pi, tau)))

@@ -26,7 +26,7 @@ VALUE_HEADS = ("tanh", "wdl")
 TRAINING_PRECISIONS = ("float32", "bfloat16")
 """The values of TRAINING_PRECISION."""
 SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE",
-                   "MIRROR_AVERAGE", "LEAF_BATCH", "PRIOR_TEMPERATURE")
+                   "MIRROR_AVERAGE", "LEAF_BATCH", "PRIOR_TEMPERATURE", "SECURE_CHILD")
 """The settings of the agent's search: the network's shape does not depend on them, so a saved network loads
 with any of them and the measuring scripts may change them at play time (`withSearch`)."""
 
@@ -93,7 +93,8 @@ _RANGES = {
     "VALUE_TARGET_Q_WEIGHT_OPENING": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "FULL_SEARCH_PROBABILITY": (lambda v: 0 < v <= 1, "lie in (0, 1]"),
     "WEIGHT_AVERAGE_DECAY": (lambda v: 0 <= v < 1, "lie in [0, 1)"),
-    "PLAY_MOVE_SECONDS": (lambda v: v >= 0, "not be negative (0: no limit)")}
+    "PLAY_MOVE_SECONDS": (lambda v: v >= 0, "not be negative (0: no limit)"),
+    "SECURE_CHILD": (lambda v: v >= 0, "not be negative (0: the most visited move)")}
 """The float settings' ranges: (test, the rule as `validate`'s message says it)."""
 
 
@@ -166,6 +167,9 @@ class Config:
     exp(logit / PRIOR_TEMPERATURE) over the legal moves. Above 1 the priors are flatter, so a move the network
     rates low still draws some visits; the policy the network learns from is untouched.  1 (the tutorial): the
     network's own softmax."""
+    SECURE_CHILD: float = 0.0
+    """PUCT's move at tau = 0: > 0 the "secure child" (Chaslot et al. 2008), the root move of highest Q - SECURE_CHILD
+    / sqrt(N): a move whose value fell late in the search gives way to one whose value held.  0: the most visited."""
 
     # --- retraining --------------------------------------------------------------
     BATCH_SIZE: int = 256
@@ -267,11 +271,9 @@ class Config:
     PLAY_LEAF_BATCH: int = 0
     """Leaves per network call of that agent's search (LEAF_BATCH); 0: LEAF_BATCH."""
     PLAY_MIRROR_AVERAGE: bool = False
-    """True: that agent's search averages each leaf with its mirror image
-    (MIRROR_AVERAGE); False: as MIRROR_AVERAGE, the tutorial's one evaluation."""
+    """True: that agent's search averages each leaf with its mirror (MIRROR_AVERAGE); False: as MIRROR_AVERAGE."""
     PLAY_PRIOR_TEMPERATURE: float = 0.0
-    """The policy temperature of that agent's search (PRIOR_TEMPERATURE); 0:
-    PRIOR_TEMPERATURE, the tutorial's softmax."""
+    """The policy temperature of that agent's search (PRIOR_TEMPERATURE); 0: PRIOR_TEMPERATURE."""
     PLAY_MOVE_SECONDS: float = 0.0
     """That agent's time limit per move (PUCT only): it stops at PLAY_SIMS or after these seconds, so a move keeps
     its time on a slower host; 0: none, the tutorial's fixed count.  The measuring scripts ignore it."""

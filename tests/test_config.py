@@ -152,6 +152,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     assert strong.PLAY_CPUCT == 2.0 and config.DEFAULT.PLAY_CPUCT == 0  # the tutorial: CPUCT
     assert not config.DEFAULT.MIRROR_AVERAGE and not config.DEFAULT.PLAY_MIRROR_AVERAGE  # one evaluation per leaf
     assert config.DEFAULT.PRIOR_TEMPERATURE == 1 and config.DEFAULT.PLAY_PRIOR_TEMPERATURE == 0  # the net's softmax
+    assert config.DEFAULT.SECURE_CHILD == 0 and strong.SECURE_CHILD == 0  # the most visited move
     assert strong.RANDOM_OPENING_MOVES > 0 and config.DEFAULT.RANDOM_OPENING_MOVES == 0  # the tutorial searches every move
 
 
@@ -179,6 +180,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     ({"STRONG_SEARCH_SIMS": 50}, r"STRONG_SEARCH_SIMS \(50\) must be 0 or above MCTS_SIMS \(50\)"),
     ({"STRONG_SEARCH_SIMS": 200, "FAST_SEARCH_SIMS": 8}, r"with FAST_SEARCH_SIMS 0 \(got 8\)"),
     ({"STRONG_SEARCH_SIMS": -1}, "STRONG_SEARCH_SIMS must not be negative, got -1"),
+    ({"SECURE_CHILD": -1.0}, r"SECURE_CHILD must not be negative \(0: the most visited move\), got -1.0"),
     ({"PRIOR_TEMPERATURE": 0.0}, "PRIOR_TEMPERATURE must be a positive finite number, got 0.0"),
     ({"PRIOR_TEMPERATURE": float("inf")}, "PRIOR_TEMPERATURE must be a positive finite number, got inf"),
     ({"PLAY_PRIOR_TEMPERATURE": -1.5}, r"PLAY_PRIOR_TEMPERATURE must be a finite number, 0 \(PRIOR_TEMPERATURE\) "

@@ -25,7 +25,7 @@ import compiled
 import game as game_module
 import MCTS as mcts_module
 from agent import Agent, runSerially, runTogether, simulationsWithin
-from game import CELLS, GameState
+from game import CELLS, GameState, columnOf
 from MCTS import MCTS, Node, fewerCollections, legalPriors, reachableIds
 from helpers import RowByRow
 from model import Residual_CNN
@@ -408,6 +408,35 @@ def test_tau_zero_breaks_ties_at_random(tiny_model, tiny_cfg):
         assert value == values[action]
         chosen.add(action)
     assert chosen == tied
+
+
+def test_secure_child_plays_the_move_whose_value_held_over_the_most_visited(tiny_model, tiny_cfg):
+    visits = [100, 900, 0, 50, 4, 0, 0]
+    q = [0.3, 0.1, 0.0, 0.35, 0.9, 0.0, 0.0]
+    columns = {}
+    for a in (0.0, 1.0, 5.0):
+        agent = agent_with_visits(tiny_model, tiny_cfg.replace(SECURE_CHILD=a), visits)
+        for (_, edge), value in zip(agent.root.edges, q):
+            edge.Q, edge.W = value, value * edge.N
+        pi, values = agent.getAV(1)
+        action, value = agent.chooseAction(pi, values, 0)
+        assert value == values[action]
+        columns[a] = columnOf(action)
+    # Columns from 0.  0: the most visited (1); 1: Q - 1/sqrt(N) is 0.20 / 0.067 / 0.21 / 0.40 for columns 0, 1,
+    # 3, 4, the 4-visit column 4 first; 5: 0.3 - 0.5, 0.1 - 0.167, 0.35 - 0.707, 0.9 - 2.5: column 1's bound holds.
+    assert columns == {0.0: 1, 1.0: 4, 5.0: 1}
+
+
+def test_secure_child_never_plays_an_unvisited_move(tiny_model, tiny_cfg):
+    agent = agent_with_visits(tiny_model, tiny_cfg.replace(SECURE_CHILD=1.0), [0, 0, 3, 0, 0, 0, 0])
+    for (_, edge), value in zip(agent.root.edges, [0.0, 0.0, -0.9, 0.0, 0.0, 0.0, 0.0]):
+        edge.Q, edge.W = value, value * edge.N
+    pi, values = agent.getAV(1)
+    assert agent.chooseAction(pi, values, 0)[0] == agent.root.edges[2][0]
+    for _, edge in agent.root.edges:
+        edge.N = 0
+    with pytest.raises(ValueError, match="no root move has been visited"):
+        agent.chooseAction(pi, values, 0)
 
 
 def test_chooseAction_samples_the_shares_sharpened_by_tau(tiny_model, tiny_cfg):
