@@ -239,8 +239,7 @@ class Config:
 
     # --- tournament --------------------------------------------------------------
     EVAL_EPISODES: int = 20
-    """Tournament games between the current and the best network per iteration (even:
-    each network starts half of them)."""
+    """Tournament games between the current and the best network per iteration (even: each starts half)."""
     EVAL_TURNS_UNTIL_TAU0: int = 4
     """Tournament moves sampled at the start of each game (from visit counts, or by the Gumbel draw
     with ROOT_SEARCH="gumbel"; see TURNS_UNTIL_TAU0), then the best is played.  The tutorial plays
@@ -251,8 +250,7 @@ class Config:
     is promoted (the same rule, the same decision); its scores are then over the games played.
     False (the tutorial): every game is played.  Ray workers' games (WORKERS > 0) are all played."""
     SCORING_THRESHOLD: float = 1.3
-    """The current network is promoted when its wins exceed the best network's
-    wins times this factor."""
+    """The current network is promoted when its wins exceed the best network's wins times this factor."""
 
     # --- evaluation against perfect play ----------------------------------------
     EVAL_POSITIONS: int = 100
