@@ -523,12 +523,12 @@ class Agent:
         (with SECURE_CHILD > 0 the root's `secureChild` instead), ties broken at
         random; otherwise a move sampled from `withTemperature(pi, tau)`.  Returns
         (action, the chosen edge's Q for the player to move)."""
-        if tau == 0 and self.config.SECURE_CHILD > 0:
-            action = secureChild(self.root.edges, self.config.SECURE_CHILD)
-        elif tau == 0:
-            action = int(self.rng.choice(np.flatnonzero(pi == pi.max())))
-        else:
+        if tau != 0:
             action = int(self.rng.choice(len(pi), p=withTemperature(pi, tau)))
+        elif self.config.SECURE_CHILD > 0:
+            action = secureChild(self.root.edges, self.config.SECURE_CHILD)
+        else:
+            action = int(self.rng.choice(np.flatnonzero(pi == pi.max())))
         return action, float(values[action])
 
     def reanalyse(self, rows: list[dict]) -> None:

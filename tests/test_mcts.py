@@ -372,13 +372,15 @@ def test_noise_only_at_the_root():
 
 
 # -- the move choice from the visit counts -------------------------------------------------------
-def agent_with_visits(model, cfg, visits: list[int], seed: int = 0) -> Agent:
+def agent_with_visits(model, cfg, visits: list[int], seed: int = 0, q: list[float] | None = None) -> Agent:
+    """An agent whose root (the empty board) has these visits per column, each visited edge's Q from `q`
+    (default 0.1 each)."""
     agent = make_agent(model, cfg, sims=1, seed=seed)
     agent.buildMCTS(GameState.initial())
     agent.mcts.expandLeaf(agent.root, uniform(agent.root.state), 0.0)
     agent.root.allEdges()
-    for (_, edge), n in zip(agent.root.edges, visits):
-        edge.N, edge.W, edge.Q = n, 0.1 * n, 0.1 if n else 0.0
+    for (_, edge), n, value in zip(agent.root.edges, visits, q or [0.1] * len(visits)):
+        edge.N, edge.W, edge.Q = n, value * n, value if n else 0.0
     return agent
 
 
@@ -415,9 +417,7 @@ def test_secure_child_plays_the_move_whose_value_held_over_the_most_visited(tiny
     q = [0.3, 0.1, 0.0, 0.35, 0.9, 0.0, 0.0]
     columns = {}
     for a in (0.0, 1.0, 5.0):
-        agent = agent_with_visits(tiny_model, tiny_cfg.replace(SECURE_CHILD=a), visits)
-        for (_, edge), value in zip(agent.root.edges, q):
-            edge.Q, edge.W = value, value * edge.N
+        agent = agent_with_visits(tiny_model, tiny_cfg.replace(SECURE_CHILD=a), visits, q=q)
         pi, values = agent.getAV(1)
         action, value = agent.chooseAction(pi, values, 0)
         assert value == values[action]
@@ -428,9 +428,8 @@ def test_secure_child_plays_the_move_whose_value_held_over_the_most_visited(tiny
 
 
 def test_secure_child_never_plays_an_unvisited_move(tiny_model, tiny_cfg):
-    agent = agent_with_visits(tiny_model, tiny_cfg.replace(SECURE_CHILD=1.0), [0, 0, 3, 0, 0, 0, 0])
-    for (_, edge), value in zip(agent.root.edges, [0.0, 0.0, -0.9, 0.0, 0.0, 0.0, 0.0]):
-        edge.Q, edge.W = value, value * edge.N
+    agent = agent_with_visits(tiny_model, tiny_cfg.replace(SECURE_CHILD=1.0), [0, 0, 3, 0, 0, 0, 0],
+                              q=[0.0, 0.0, -0.9, 0.0, 0.0, 0.0, 0.0])
     pi, values = agent.getAV(1)
     assert agent.chooseAction(pi, values, 0)[0] == agent.root.edges[2][0]
     for _, edge in agent.root.edges:
