@@ -48,9 +48,10 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
                cfg: Config | None = None, name: str = "agent", say=print) -> Agent:
     """An Agent playing `version` of the run in `run_folder` (default: cfg's RUN_FOLDER).
 
-    version None: the run's best version (checkpoint.json) or, while that run has no
-    trained version yet, the shipped agent (SHIPPED_VERSION of SHIPPED_RUN), said
-    through `say`; 0: an untrained network; n: models/version000n.keras.  The network
+    version None: the version people play there (`playedVersion`: the run's best, the
+    shipped agent in the shipped run) or, while that run has no trained version yet,
+    the shipped agent (SHIPPED_VERSION of SHIPPED_RUN), said through `say`; 0: an
+    untrained network; n: models/version000n.keras.  The network
     is built with the run's own config.json (else `cfg`); it searches `sims`
     simulations, by default that config's PLAY_SIMS (0 there: its MCTS_SIMS), with its
     other PLAY_* settings (`config.playSearch`: each unset one leaves the run's own
@@ -64,6 +65,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     if version is None and trainedVersion(folder) is None and shipped.exists():
         say(f"{folder} has no trained version yet: playing the shipped agent, version {SHIPPED_VERSION} of {SHIPPED_RUN}.")
         folder, version = SHIPPED_RUN, SHIPPED_VERSION
+    elif version is None:
+        version = playedVersion(folder)
     play_sims, search, move_seconds = runs.playSettings(folder, cfg)
     return runs.versionPlayer(name, Game(), cfg, folder, version, mcts_simulations=play_sims if sims is None else sims,
                               search=search, move_seconds=move_seconds)
@@ -74,6 +77,16 @@ SHIPPED_RUN = SHIPPED.path("RUN_FOLDER")
 SHIPPED_VERSION = 777
 """The version of SHIPPED_RUN people play.  The run trains on and promotes newer versions; one
 replaces this only once measured ahead of it in whole games against the solver (docs/strength.md)."""
+
+
+def playedVersion(folder) -> int:
+    """The version of the run in `folder` that is played, measured (`make perfect`, `make
+    movetime`) and exported when none is named: in the shipped run the shipped agent
+    (SHIPPED_VERSION: the run trains on, and a newer best replaces it only once measured
+    ahead of it), in any other run its best version (checkpoint.json)."""
+    if Path(folder).resolve() == SHIPPED_RUN.resolve():
+        return SHIPPED_VERSION
+    return runs.bestVersion(folder)
 
 
 def trainedVersion(folder) -> int | None:

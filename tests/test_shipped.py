@@ -75,3 +75,18 @@ def test_a_run_without_a_trained_version_plays_the_shipped_agent_and_says_so(tmp
     assert agent.moveSeconds == STRONG.PLAY_MOVE_SECONDS == 0.95  # the 1-second budget kept on a slower host
     untrained = play.loadPlayer(version=0, run_folder=tmp_path / "fresh", say=said.append)
     assert len(said) == 1 and untrained.config.ROOT_SEARCH == "puct"  # an explicit version is never replaced
+
+
+def test_the_version_people_play_is_the_shipped_agent_in_the_shipped_run_and_the_best_elsewhere(tmp_path):
+    """The shipped run trains on past the shipped agent: `make perfect`, `make movetime`,
+    `make export` and `python -m play --run-folder` of it, given no version, measure and
+    play the pinned one, while any other run gives its best."""
+    relative = play.SHIPPED_RUN.relative_to(play.SHIPPED_RUN.parents[2])
+    assert play.playedVersion(play.SHIPPED_RUN) == play.SHIPPED_VERSION
+    assert play.playedVersion(play.SHIPPED_RUN.parents[2] / "." / relative) == play.SHIPPED_VERSION
+    storage.checkpoint_path(tmp_path).write_text(json.dumps(
+        {"iteration": 9, "best_player_version": 4, "memory_iteration": None}))
+    assert play.playedVersion(tmp_path) == runs.bestVersion(tmp_path) == 4
+    played = play.loadPlayer(run_folder=play.SHIPPED_RUN).model.model.get_weights()
+    pinned = storage.load_model(storage.model_path(play.SHIPPED_RUN, play.SHIPPED_VERSION)).get_weights()
+    assert len(played) == len(pinned) and all((a == b).all() for a, b in zip(played, pinned))
