@@ -15,6 +15,10 @@ import json
 from config import PRESETS
 
 
+VERSION_HELP = "saved version (default: play.playedVersion, the shipped agent in the shipped run, else the run's best)"
+"""--version of the commands that measure or export the version people play."""
+
+
 def positive(kind):
     """An argparse type: a number of `kind` (int, float) above 0."""
     def parse(text: str):

@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 import onnxruntime  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+import cli  # noqa: E402
 import play  # noqa: E402
 import storage  # noqa: E402
 from config import SHIPPED  # noqa: E402
@@ -121,11 +122,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Export a trained network as a TensorFlow SavedModel and ONNX.")
     parser.add_argument("--run-folder", default=str(SHIPPED.path("RUN_FOLDER")),
                         help="run folder (default: the shipped run)")
-    parser.add_argument("--version", type=int, default=None, help="network version (default: the one people play: the shipped agent in the shipped run, else the run's best)")
+    parser.add_argument("--version", type=int, default=None, help=cli.VERSION_HELP)
     parser.add_argument("--out", default=None, help="output folder (default: exported/versionNNNN)")
     args = parser.parse_args(argv)
     try:
-        version = play.playedVersion(args.run_folder) if args.version is None else args.version
+        version = play.playedVersion(args.run_folder, args.version)
         out = Path(args.out or f"exported/version{version:04d}")
         exported = exportNetwork(storage.model_path(args.run_folder, version), out, version, args.run_folder)
     except (storage.RunFileError, RuntimeError) as error:

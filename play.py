@@ -79,11 +79,13 @@ SHIPPED_VERSION = 777
 replaces this only once measured ahead of it in whole games against the solver (docs/strength.md)."""
 
 
-def playedVersion(folder) -> int:
+def playedVersion(folder, named: int | None = None) -> int:
     """The version of the run in `folder` that is played, measured (`make perfect`, `make
-    movetime`) and exported when none is named: in the shipped run the shipped agent
-    (SHIPPED_VERSION: the run trains on, and a newer best replaces it only once measured
-    ahead of it), in any other run its best version (checkpoint.json)."""
+    movetime`) and exported: `named` where one is named, else in the shipped run the shipped
+    agent (SHIPPED_VERSION: the run trains on, and a newer best replaces it only once
+    measured ahead of it), in any other run its best version (checkpoint.json)."""
+    if named is not None:
+        return named
     if Path(folder).resolve() == SHIPPED_RUN.resolve():
         return SHIPPED_VERSION
     return runs.bestVersion(folder)

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
-    parser.add_argument("--version", type=int, default=None, help="saved version (default: the one people play: the shipped agent in the shipped run, else the run's best)")
+    parser.add_argument("--version", type=int, default=None, help=cli.VERSION_HELP)
     parser.add_argument("--sims", type=int, default=None,
                         help="agent simulations per move (default: the run's PLAY_SIMS, else MCTS_SIMS)")
     parser.add_argument("--won", type=int, default=500, help="won starts to play (default 500)")
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error("--max-moves must lie in 0..20")
     try:
         cfg = runs.runConfig(args.run_folder)
-        version = play.playedVersion(args.run_folder) if args.version is None else args.version
+        version = play.playedVersion(args.run_folder, args.version)
         sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
         played = {} if args.own_search else playSearch(cfg)
         search = searchChanges(cfg, {**played, **dict(args.set)})  # refused before any game
