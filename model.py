@@ -66,6 +66,10 @@ class Gen_Model:
         self._engineWeights = None
         self.positionsEvaluated = 0
         """Positions passed through `predict` so far (for throughput figures)."""
+        self.ensemble: list[Gen_Model] = []
+        """Other networks that evaluate every position `predict` is given beside this
+        one, their outputs and its own combined by `ensembleMean` (a play-time lever,
+        `benchmarks/perfect.py --ensemble`); empty: this network alone."""
         self._counting = threading.Lock()
 
     def weightsChanged(self) -> None:
@@ -87,17 +91,20 @@ class Gen_Model:
 
     def predict(self, x: np.ndarray):
         """(values, logits) for a batch of model inputs: values shape (n,), each for
-        its position's player to move; logits shape (n, 42)."""
+        its position's player to move; logits shape (n, 42).  With an `ensemble`,
+        the mean of its members' outputs and this network's (`ensembleMean`)."""
         x = np.asarray(x, dtype=np.float32)
         with self._counting:
             self.positionsEvaluated += len(x)
-        return self.currentEngine().run(x)
+        outputs = self.currentEngine().run(x)
+        return ensembleMean([outputs, *(member.predict(x) for member in self.ensemble)]) if self.ensemble else outputs
 
     def predictAsync(self, x: np.ndarray) -> Future:
         """`predict(x)` started in a background thread; the future's result is its
-        (values, logits).  The engine is brought up to date here, in the caller's
-        thread, so background calls never refresh it."""
-        self.currentEngine()
+        (values, logits).  The engines (the ensemble's too) are brought up to date
+        here, in the caller's thread, so background calls never refresh them."""
+        for network in (self, *self.ensemble):
+            network.currentEngine()
         return inference.inBackground(self.predict, x)
 
     def setLearningRate(self, rate: float) -> None:
@@ -349,6 +356,19 @@ def mirrorAveraged(values: np.ndarray, logits: np.ndarray) -> tuple[np.ndarray, 
     n = len(values) // 2
     values, logits = np.asarray(values), np.asarray(logits)
     return (values[:n] + values[n:]) / 2, (logits[:n] + logits[n:][:, MIRRORED_CELL]) / 2
+
+
+def ensembleMean(outputs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Several networks' (values, logits) for the same positions as one network's:
+    each value (for the player to move) the mean of theirs, each logit the mean of
+    their log-probabilities, so that the policy is the normalised geometric mean of
+    theirs (a mean of raw logits would let one network's scale outvote the others)."""
+    values = np.mean([np.asarray(value, dtype=np.float32) for value, _ in outputs], axis=0)
+    logProbabilities = []
+    for _, logits in outputs:
+        shifted = np.asarray(logits, dtype=np.float32) - np.max(logits, axis=1, keepdims=True)
+        logProbabilities.append(shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True)))
+    return values, np.mean(logProbabilities, axis=0)
 
 
 def resolveTrainingPrecision(precision: str) -> str:

@@ -141,7 +141,7 @@ def wholeGameCurve(run_folder, shared: list[tuple[Path, set[int]]] | None = None
         for path in storage.whole_games_records(folder):
             record = json.loads(path.read_text())
             version, sims = record["version"], record["sims"]
-            if version not in versions or record.get("search") or (version, sims) in seen:
+            if version not in versions or record.get("search") or record.get("ensemble") or (version, sims) in seen:
                 continue
             seen.add((version, sims))
             summary = record["summary"]

@@ -192,12 +192,12 @@ def resumeFiles(folder) -> list[Path]:
 
 
 def shippedFiles(folder) -> list[Path]:
-    """What `make ship-run` commits of a run: the files it resumes from
-    (`resumeFiles`), its whole-game records, and the saved versions those records
-    measure, so that the figures they back can be reproduced from a fresh clone."""
+    """What `make ship-run` commits of a run: the files it resumes from (`resumeFiles`), its whole-game
+    records, and the saved versions they measure (ensembles' members too), to reproduce them from a clone."""
     files = resumeFiles(folder)
     records = storage.whole_games_records(folder)
-    measured = {json.loads(path.read_text())["version"] for path in records}
+    measured = {version for record in map(json.loads, map(Path.read_text, records))
+                for version in (record["version"], *record.get("ensemble", ()))}
     models = [storage.model_path(folder, version) for version in sorted(measured)]
     return files + records + [path for path in models if path.exists() and path not in files]
 

@@ -99,16 +99,20 @@ def curve_path(run_folder) -> Path:
 
 
 def whole_games_path(run_folder, version: int, sims: int, starts: tuple[int, int] | None = None,
-                     search: dict | None = None) -> Path:
+                     search: dict | None = None, ensemble: tuple[int, ...] = ()) -> Path:
     """The whole-game benchmark's record of a version at `sims` simulations
     (benchmarks/perfect.py): measurement only, training never reads it.  With
     `starts` (won, drawn), the name of a record of that many starts kept beside
     the version's main record (benchmarks/levers.py never replaces a larger one);
     with `search` (play-time search settings, NAME: value), one of the version
-    searching otherwise, e.g. version0472-sims600-root_search-puct.json."""
+    searching otherwise, e.g. version0472-sims600-root_search-puct.json; with
+    `ensemble` (other versions whose networks joined its own), e.g.
+    version0777-sims600-ensemble-1009.json."""
     games = "" if starts is None else f"-won{starts[0]}-drawn{starts[1]}"
     settings = "".join(f"-{name.lower()}-{value}" for name, value in sorted((search or {}).items()))
-    return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}{games}{settings}.json"
+    members = "".join(f"-{member}" for member in ensemble)
+    joined = f"-ensemble{members}" if ensemble else ""
+    return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}{games}{settings}{joined}.json"
 
 
 def whole_games_records(run_folder) -> list[Path]:

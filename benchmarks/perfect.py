@@ -2,8 +2,8 @@
 
 Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--version N] [--sims S] [--won W] [--drawn D] [--max-moves M]
-                     [--seed K] [--own-search] [--set NAME=VALUE ...] [--out FILE]
-                     [--no-classify])
+                     [--seed K] [--own-search] [--set NAME=VALUE ...] [--ensemble V ...]
+                     [--out FILE] [--no-classify])
        .venv/bin/python benchmarks/perfect.py --classify RECORD [--run-folder F] [--out FILE]
 
 From seeded random openings of 0 to M moves (the rules only; Pons' sets are never read),
@@ -26,7 +26,10 @@ a lever at play time that needs no training. A record of settings other than the
 own (the play settings' or --set's) is named after them (versionNNNN-simsS-root_search-
 puct.json), never replaces the version's own, and stays out of the learning curve, which
 compares versions at the run's own search (`--own-search` scores that where the run
-plays people with another). `--classify RECORD` runs the deeper searches of a record
+plays people with another). `--ensemble V ...` is another lever at play time: other saved
+versions of the run evaluate every leaf beside the agent's network, the search reading the
+mean (`model.ensembleMean`); its record is named after them (version0777-sims600-ensemble-
+1009.json) and stays out of the learning curve too. `--classify RECORD` runs the deeper searches of a record
 written with --no-classify afterwards (the same version, simulations and settings), so a
 long benchmark can be classified once its games are in. """
 
@@ -50,12 +53,14 @@ from config import SEARCH_SETTINGS, SHIPPED, ConfigError, playSearch, searchChan
 from game import Game  # noqa: E402
 
 
-def _agent(folder: Path, version: int, sims: int, search: dict | None):
+def _agent(folder: Path, version: int, sims: int, search: dict | None, ensemble: tuple[int, ...] = ()):
     """`version` of the run in `folder` as the benchmark's agent: `sims` simulations per
-    move, the play-time search settings `search` (NAME: value; None: the run's own)."""
+    move, the play-time search settings `search` (NAME: value; None: the run's own), the
+    networks of the run's versions `ensemble` evaluating every leaf beside its own."""
     cfg = runs.runConfig(folder)
     keras.utils.set_random_seed(cfg.SEED)
     agent = runs.versionPlayer("agent", Game(), cfg, folder, version, mcts_simulations=sims, search=search)
+    agent.model.ensemble = [runs.versionPlayer("member", Game(), cfg, folder, member).model for member in ensemble]
     agent.logger = None
     return agent
 
@@ -67,11 +72,13 @@ def _deeper(agent, sims: int, seed: int) -> evaluation.Chooser:
 
 
 def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, max_moves: int, seed: int,
-                 classify: bool = True, progress: bool = True, search: dict | None = None) -> dict:
+                 classify: bool = True, progress: bool = True, search: dict | None = None,
+                 ensemble: tuple[int, ...] = ()) -> dict:
     """The whole-game record (`evaluation.wholeGameRecord`) of `version` of the run in
     `folder`, its agent searching `sims` simulations per move, with the play-time
-    search settings `search` (NAME: value; None: the run's own)."""
-    agent = _agent(folder, version, sims, search)
+    search settings `search` (NAME: value; None: the run's own) and the run's versions
+    `ensemble` beside its network."""
+    agent = _agent(folder, version, sims, search, ensemble)
     start = time.perf_counter()
     starts = evaluation.gameStarts(won, drawn, max_moves, seed)
     games = evaluation.playAgainstSolver(lambda i: agent.forGame(seed + i), starts, seed,
@@ -80,7 +87,8 @@ def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, ma
     if classify:
         games = evaluation.classifyMistakes(games, _deeper(agent, sims, seed))
     about = {"run_folder": str(folder), "version": version, "sims": sims, "search": dict(search or {}),
-             "won_starts": won, "drawn_starts": drawn, "max_opening_moves": max_moves, "seed": seed,
+             "ensemble": list(ensemble), "won_starts": won, "drawn_starts": drawn, "max_opening_moves": max_moves,
+             "seed": seed,
              "seconds": round(time.perf_counter() - start, 1), "seconds_playing": round(played, 1),
              "agent_moves": sum(game.playerMoves for game in games)}
     return evaluation.wholeGameRecord(games, about)
@@ -91,7 +99,8 @@ def classifyRecord(folder: Path, record: dict) -> dict:
     cause set by the deeper searches `scoreVersion` would have run: its version of the
     run in `folder`, its simulations and search settings, its seed.  The games are
     not played again."""
-    agent = _agent(folder, record["version"], record["sims"], record["search"] or None)
+    agent = _agent(folder, record["version"], record["sims"], record["search"] or None,
+                   tuple(record.get("ensemble", ())))
     deeper = _deeper(agent, record["sims"], record["seed"])
     games = evaluation.classifyMistakes(evaluation.readWholeGames(record), deeper)
     return evaluation.wholeGameRecord(games, {key: value for key, value in record.items()
@@ -116,6 +125,9 @@ def main(argv: list[str] | None = None) -> dict:
                         help="a play-time search setting of the agent (repeatable; one of "
                              f"{', '.join(SEARCH_SETTINGS)}; default: the run's play settings, else its own "
                              "search; e.g. --set CPUCT=3)")
+    parser.add_argument("--ensemble", type=int, nargs="+", default=[], metavar="V",
+                        help="saved versions of the run whose networks evaluate every leaf beside the agent's, "
+                             "the search reading the mean (a lever at play time; default: none)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json, "
                              "followed by the search settings that differ from the run's own)")
@@ -139,14 +151,16 @@ def main(argv: list[str] | None = None) -> dict:
         sims = args.sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS
         played = {} if args.own_search else playSearch(cfg)
         search = searchChanges(cfg, {**played, **dict(args.set)})  # refused before any game
+        ensemble = tuple(args.ensemble)
+        members = "".join(f", with version {member}" for member in ensemble)
         print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations"
-              f"{searchLabel(search)}, {args.won} won and {args.drawn} drawn starts from openings of "
+              f"{searchLabel(search)}{members}, {args.won} won and {args.drawn} drawn starts from openings of "
               f"0-{args.max_moves} random moves")
         record = scoreVersion(args.run_folder, version, sims, args.won, args.drawn, args.max_moves, args.seed,
-                              classify=not args.no_classify, search=search)
+                              classify=not args.no_classify, search=search, ensemble=ensemble)
     except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
-    out = args.out or storage.whole_games_path(args.run_folder, version, sims, search=search)
+    out = args.out or storage.whole_games_path(args.run_folder, version, sims, search=search, ensemble=ensemble)
     storage.write_json(out, record)
     print(evaluation.wholeGameText(record["summary"]))
     print(f"{record['agent_moves']} agent moves in {record['seconds_playing']:.0f} s "

@@ -11,7 +11,7 @@ from game import MIRRORED_CELL, Game, GameState
 from memory import Memory
 from loss import POLICY_NOT_LEGAL, policyTargets, softmax_cross_entropy_with_logits
 from helpers import RowByRow, randomPositions
-from model import Residual_CNN, mirrorAveraged, transferWeights, withMirrorImages
+from model import Residual_CNN, ensembleMean, mirrorAveraged, transferWeights, withMirrorImages
 
 
 def _layers_of(model, kind):
@@ -175,6 +175,34 @@ def test_a_position_and_its_mirror_image_are_judged_alike_when_averaged(tiny_cfg
     before = network.positionsEvaluated
     assert agent.evaluateStatesAsync([state])() == agent.evaluateStates([state])
     assert network.positionsEvaluated - before == 4  # each call: the position and its mirror image
+
+
+def test_an_ensemble_mean_averages_values_and_takes_the_geometric_mean_of_policies():
+    values = [np.array([0.5, -1.0], dtype=np.float32), np.array([-0.1, 0.0], dtype=np.float32)]
+    logits = [np.log(np.tile([0.5, 0.25, 0.25], (2, 1))), np.log(np.tile([0.125, 0.5, 0.375], (2, 1))) + 7.0]
+    mean_values, mean_logits = ensembleMean(list(zip(values, logits)))
+    np.testing.assert_allclose(mean_values, [0.2, -0.5], atol=1e-6)
+    geometric = np.sqrt([0.5 * 0.125, 0.25 * 0.5, 0.25 * 0.375])  # a constant added to one's logits changes nothing
+    probabilities = np.exp(mean_logits) / np.exp(mean_logits).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(probabilities, np.tile(geometric / geometric.sum(), (2, 1)), rtol=1e-5)
+    alone_values, alone_logits = ensembleMean([(values[0], logits[0]), (values[0], logits[0])])
+    np.testing.assert_allclose(alone_values, values[0])
+    np.testing.assert_allclose(np.exp(alone_logits), np.exp(logits[0]), rtol=1e-5)
+
+
+def test_a_network_with_an_ensemble_predicts_the_mean_of_its_members(tiny_cfg):
+    first, second = (RowByRow.fromConfig(tiny_cfg, (2, 6, 7), 42) for _ in range(2))
+    x = first.convertToModelInputs(randomPositions(5, seed=4))
+    own, other = first.predict(x), second.predict(x)
+    assert not np.allclose(own[0], other[0])
+    first.ensemble = [second]
+    joined = first.predict(x)
+    expected = ensembleMean([own, other])
+    np.testing.assert_allclose(joined[0], expected[0], atol=1e-6)
+    np.testing.assert_allclose(joined[1], expected[1], atol=1e-5)
+    assert [np.asarray(a) for a in first.predictAsync(x).result()][0] == pytest.approx(joined[0])
+    first.ensemble = []
+    np.testing.assert_allclose(first.predict(x)[0], own[0])
 
 
 def test_a_prior_temperature_flattens_the_priors_the_search_expands_with(tiny_cfg):

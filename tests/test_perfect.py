@@ -8,6 +8,7 @@ import json
 import pytest
 
 import evaluation
+import plots
 import runs
 import storage
 from agent import Agent, searchWithoutNetwork
@@ -237,6 +238,27 @@ def test_benchmark_script_plays_with_search_settings_into_a_record_of_their_own(
                           "--set", "ROOT_SEARCH=puct"])
     assert again["search"] == {} and again["games"] == own["games"]
     assert sorted(p.name for p in (run_folder / "perfect").iterdir()) == sorted([path.name, "version0003-sims4.json"])
+
+
+def test_an_ensemble_plays_into_a_record_of_its_own_kept_out_of_the_curve_and_shipped_with_its_members(
+        run_folder, capsys):
+    args = ["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4", "--no-classify"]
+    alone = perfect.main(args)
+    joined = perfect.main([*args, "--ensemble", "1"])
+    path = storage.whole_games_path(run_folder, 3, 4, ensemble=(1,))
+    assert path.name == "version0003-sims4-ensemble-1.json" and "with version 1" in capsys.readouterr().out
+    assert json.loads(path.read_text())["ensemble"] == [1] and alone["ensemble"] == []
+    assert [g["moves"] for g in joined["games"]] != [g["moves"] for g in alone["games"]]
+    classified = perfect.main(["--run-folder", str(run_folder), "--classify", str(path)])
+    assert classified["ensemble"] == [1] and classified["games"][0]["moves"] == joined["games"][0]["moves"]
+    assert storage.model_path(run_folder, 1) in runs.shippedFiles(run_folder)  # no record of version 1 alone
+    assert plots.wholeGameCurve(run_folder, shared=[]) == []  # version 3 was never promoted in a metrics row
+    perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4", "--no-classify",
+                  "--version", "1", "--ensemble", "3"])
+    assert plots.wholeGameCurve(run_folder, shared=[]) == []  # version 1 is (the untrained best), not its ensemble
+    with pytest.raises(SystemExit):
+        perfect.main([*args, "--ensemble", "9"])
+    assert "no saved version 9" in capsys.readouterr().err
 
 
 def test_benchmark_script_refuses_a_setting_the_network_was_trained_with(run_folder, capsys):
