@@ -364,11 +364,8 @@ def ensembleMean(outputs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarr
     their log-probabilities, so that the policy is the normalised geometric mean of
     theirs (a mean of raw logits would let one network's scale outvote the others)."""
     values = np.mean([np.asarray(value, dtype=np.float32) for value, _ in outputs], axis=0)
-    logProbabilities = []
-    for _, logits in outputs:
-        shifted = np.asarray(logits, dtype=np.float32) - np.max(logits, axis=1, keepdims=True)
-        logProbabilities.append(shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True)))
-    return values, np.mean(logProbabilities, axis=0)
+    shifted = [np.asarray(logits, dtype=np.float32) - np.max(logits, axis=1, keepdims=True) for _, logits in outputs]
+    return values, np.mean([z - np.log(np.sum(np.exp(z), axis=1, keepdims=True)) for z in shifted], axis=0)
 
 
 def resolveTrainingPrecision(precision: str) -> str:

@@ -110,8 +110,7 @@ def whole_games_path(run_folder, version: int, sims: int, starts: tuple[int, int
     version0777-sims600-ensemble-1009.json."""
     games = "" if starts is None else f"-won{starts[0]}-drawn{starts[1]}"
     settings = "".join(f"-{name.lower()}-{value}" for name, value in sorted((search or {}).items()))
-    members = "".join(f"-{member}" for member in ensemble)
-    joined = f"-ensemble{members}" if ensemble else ""
+    joined = "-ensemble" + "".join(f"-{member}" for member in ensemble) if ensemble else ""
     return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}{games}{settings}{joined}.json"
 
 
