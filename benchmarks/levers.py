@@ -25,15 +25,14 @@ A lever that makes an iteration dearer (a wider network) is compared at equal ho
 giving the baseline more iterations (--baseline-iterations M: the baseline is scored at
 I + M, the lever at I + N).
 Printed: a table of both arms, and per starting value the whole-game starts kept by
-one arm only (the pairing of the same starts, with a sign test); written:
-DIR/levers.json.  Training never reads what is scored here.
+one arm only (`records.keptByOne`, the baseline first: the pairing of the same starts,
+with a sign test); written: DIR/levers.json.  Training never reads what is scored here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -43,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from curve import scoredRow, scoreOnPons  # noqa: E402
 from perfect import scoreVersion  # noqa: E402
 from pons import PONS_FOLDER, PONS_SETS  # noqa: E402
+from records import keptByOne  # noqa: E402
 
 import branches  # noqa: E402
 import cli  # noqa: E402
@@ -137,33 +137,6 @@ def _wholeGames(folder: Path, version: int, sims: int, won: int, drawn: int) -> 
     return record
 
 
-def keptByOneArm(baseline: dict, lever: dict) -> dict[str, dict]:
-    """Per starting value ("won", "drawn"): of the starts both whole-game records
-    played (the same opening, the agent on the same side), how many only the baseline
-    kept and how many only the lever, with the two-sided sign test's p of so uneven a
-    split if either arm were as likely as the other to keep such a start: the
-    comparison that pairs the arms start by start."""
-    def byStart(record):
-        return {(game["start"]["opening"], game["start"]["side"], game["start"]["value"]): game["kept"]
-                for game in record["games"]}
-    mine, theirs = byStart(baseline), byStart(lever)
-    split = {}
-    for name, value in (("won", 1), ("drawn", 0)):
-        common = [key for key in mine if key in theirs and key[2] == value]
-        only = (sum(mine[k] and not theirs[k] for k in common), sum(theirs[k] and not mine[k] for k in common))
-        split[name] = {"baseline_only": only[0], "lever_only": only[1], "p": signTestP(*only)}
-    return split
-
-
-def signTestP(a: int, b: int) -> float:
-    """Two-sided exact sign test: the chance of a split of a + b at least as uneven as
-    (a, b) when each side is equally likely."""
-    n, low = a + b, min(a, b)
-    if n == 0:
-        return 1.0
-    return min(1.0, 2 * sum(math.comb(n, k) for k in range(low + 1)) / 2 ** n)
-
-
 def leversTable(arms: dict[str, dict]) -> str:
     """One line per arm: version, iterations, hours, promotions, whole-game shares
     kept, then the agent's (and the raw network's) Pons mistakes per set."""
@@ -221,7 +194,7 @@ def main(argv: list[str] | None = None) -> dict:
                                  args.pons_folder)
                   for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
         arms = {name: arm for name, (arm, _) in scored.items()}
-        split = keptByOneArm(scored["baseline"][1], scored["lever"][1])
+        split = keptByOne(scored["baseline"][1], scored["lever"][1])
     except (ConfigError, ValueError, storage.RunFileError, storage.RunLockedError) as exc:
         parser.error(str(exc))
     record = {"from": str(args.source), "start_iteration": start, "lever": dict(args.set),
@@ -234,7 +207,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"agent at {args.sims} simulations:")
     print(leversTable(arms))
     for name, counts in split.items():
-        print(f"{name} starts kept by one arm only: baseline {counts['baseline_only']}, lever {counts['lever_only']} "
+        print(f"{name} starts kept by one arm only: baseline {counts['first_only']}, lever {counts['other_only']} "
               f"(sign test p = {counts['p']:.3f})")
     return record
 

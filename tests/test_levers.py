@@ -60,7 +60,7 @@ def test_two_arms_train_the_same_iterations_from_one_start_and_are_scored(start,
         assert games["summary"] == arm["whole_games"]
     assert json.loads((out / "levers.json").read_text()) == json.loads(json.dumps(record))
     assert set(record["kept_by_one_arm"]) == {"won", "drawn"}
-    assert all(counts["baseline_only"] + counts["lever_only"] <= 2 for counts in record["kept_by_one_arm"].values())
+    assert all(counts["first_only"] + counts["other_only"] <= 2 for counts in record["kept_by_one_arm"].values())
     table = capsys.readouterr().out
     assert "lever {'VALUE_HEAD': 'wdl'}" in table and "\nbaseline " in table and "\nlever " in table
     again = levers.main(["--from", str(start), "--out", str(out), "--iterations", "1", "--set", "VALUE_HEAD=wdl",
@@ -157,21 +157,3 @@ def test_a_comparison_without_a_lever_is_refused(start, tmp_path, capsys):
         levers.main(["--from", str(start), "--out", str(tmp_path), "--iterations", "1"])
     assert "give the lever: at least one --set NAME=VALUE" in capsys.readouterr().err
 
-
-def test_the_sign_test_of_starts_kept_by_one_arm_only():
-    assert levers.signTestP(0, 0) == 1.0 and levers.signTestP(5, 5) == 1.0
-    assert levers.signTestP(10, 0) == levers.signTestP(0, 10) == pytest.approx(2 / 1024)
-    assert levers.signTestP(44, 24) == pytest.approx(0.0207, abs=5e-4)
-
-
-def test_starts_are_paired_by_opening_side_and_value():
-    def record(kept: dict) -> dict:
-        return {"games": [{"start": {"opening": opening, "side": side, "value": value}, "kept": k}
-                          for (opening, side, value), k in kept.items()]}
-    baseline = record({("1", 1, 1): True, ("1", -1, 1): True, ("22", 1, 0): False, ("3", 1, 0): True,
-                       ("4", 1, 0): True})
-    lever = record({("1", 1, 1): False, ("1", -1, 1): True, ("22", 1, 0): True, ("3", 1, 0): False,
-                    ("5", 1, 0): True})
-    split = levers.keptByOneArm(baseline, lever)
-    assert split["won"] == {"baseline_only": 1, "lever_only": 0, "p": 1.0}
-    assert (split["drawn"]["baseline_only"], split["drawn"]["lever_only"]) == (1, 1)

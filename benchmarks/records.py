@@ -1,0 +1,153 @@
+"""Whole-game records compared start by start: which starts one version keeps and another
+loses, and which starts a run's versions lose again and again.
+
+Run: .venv/bin/python benchmarks/records.py [--run-folder F] [--sims S]
+         (--versions V [V ...] | --from-version N)
+
+Reads the run's whole-game records (`benchmarks/perfect.py`; the main record of each
+version at S simulations, the run's own search: perfect/versionNNNN-simsS.json), never
+plays a game. Printed:
+- per version, the share of its won, drawn and all starts kept;
+- the first version against each other one, per starting value: the starts only the first
+  kept and those only the other kept (the same opening, the agent on the same side), with
+  the two-sided sign test's p of so uneven a split if either were as likely to keep such a
+  start (`keptByOne`, the comparison of docs/strength.md and `benchmarks/levers.py`);
+- with three versions or more, the spread: per starting value, how many starts were lost by
+  no version, by every version and by some only, and how many by each count of versions.
+  Starts that every version loses are a fixed weakness; starts that some lose and others
+  keep are where versions of equal strength differ by chance of training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import cli  # noqa: E402
+import storage  # noqa: E402
+from config import SHIPPED  # noqa: E402
+
+START_VALUES = {"won": 1, "drawn": 0}
+"""The starting values compared, by name: the start's solved value for the agent (1 a win, 0 a draw)."""
+
+
+def keptByStart(record: dict) -> dict[tuple, bool]:
+    """A whole-game record's starts, each as (opening, the agent's side, the start's value
+    for the agent), to whether the agent kept it."""
+    return {(game["start"]["opening"], game["start"]["side"], game["start"]["value"]): game["kept"]
+            for game in record["games"]}
+
+
+def signTestP(a: int, b: int) -> float:
+    """Two-sided exact sign test: the chance of a split of a + b at least as uneven as
+    (a, b) when each side is equally likely."""
+    n, low = a + b, min(a, b)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, k) for k in range(low + 1)) / 2 ** n)
+
+
+def keptByOne(first: dict, other: dict) -> dict[str, dict]:
+    """Per starting value ("won", "drawn"): of the starts both whole-game records played,
+    how many only `first` kept and how many only `other`, with the sign test's p: the
+    comparison that pairs two versions (or a lever's arms) start by start."""
+    mine, theirs = keptByStart(first), keptByStart(other)
+    split = {}
+    for name, value in START_VALUES.items():
+        common = [key for key in mine if key in theirs and key[2] == value]
+        only = (sum(mine[k] and not theirs[k] for k in common), sum(theirs[k] and not mine[k] for k in common))
+        split[name] = {"first_only": only[0], "other_only": only[1], "p": signTestP(*only)}
+    return split
+
+
+def lossSpread(records: list[dict]) -> dict[str, dict]:
+    """Per starting value: of the starts every record played, how many `records` lost
+    none of, all of and some of, and `by_count` {versions that lost it: starts}. Raises
+    ValueError when the records did not play the same starts."""
+    kept = [keptByStart(record) for record in records]
+    starts = set(kept[0])
+    for index, each in enumerate(kept[1:], start=1):
+        if set(each) != starts:
+            raise ValueError(f"record {index + 1} of {len(records)} played other starts than the first "
+                             f"({len(set(each) ^ starts)} differ): compare records of the same openings")
+    spread = {}
+    for name, value in START_VALUES.items():
+        losses = Counter(sum(not each[key] for each in kept) for key in starts if key[2] == value)
+        spread[name] = {"starts": sum(losses.values()), "never_lost": losses[0], "always_lost": losses[len(records)],
+                        "sometimes_lost": sum(losses.values()) - losses[0] - losses[len(records)],
+                        "by_count": dict(sorted(losses.items()))}
+    return spread
+
+
+def recordPath(run_folder: Path, version: int, sims: int) -> Path:
+    """The version's main whole-game record at `sims`; FileNotFoundError names the
+    command that writes it when there is none."""
+    path = storage.whole_games_path(run_folder, version, sims)
+    if not path.exists():
+        raise FileNotFoundError(f"no whole-game record of version {version} at {sims} simulations ({path}): "
+                                f"write it with benchmarks/perfect.py --version {version} --sims {sims} --own-search")
+    return path
+
+
+def recordedVersions(run_folder: Path, sims: int, first: int) -> list[int]:
+    """The versions from `first` on with a main whole-game record at `sims`, in order."""
+    versions = []
+    for path in storage.whole_games_records(run_folder):
+        version = int(path.name[len("version"):len("version") + 4])
+        if version >= first and path == storage.whole_games_path(run_folder, version, sims):
+            versions.append(version)
+    return versions
+
+
+def report(records: dict[int, dict]) -> str:
+    """The printed comparison of `records` (version: record), the first version first."""
+    versions = list(records)
+    lines = [f"{'version':>7} {'won kept':>8} {'drawn kept':>10} {'all kept':>8}"]
+    for version, record in records.items():
+        shares = [100 * record["summary"][kind]["share"] for kind in ("won", "drawn", "all")]
+        lines.append(f"{version:>7} {shares[0]:>7.1f}% {shares[1]:>9.1f}% {shares[2]:>7.1f}%")
+    if len(versions) > 1:
+        lines += ["", f"kept by one only, version {versions[0]} first: won (p), drawn (p)"]
+    for version in versions[1:]:
+        split = keptByOne(records[versions[0]], records[version])
+        cells = [f"{split[k]['first_only']} and {split[k]['other_only']} (p = {split[k]['p']:.2f})"
+                 for k in START_VALUES]
+        lines.append(f"{versions[0]:>7} against {version:<5} won {cells[0]}, drawn {cells[1]}")
+    if len(versions) > 2:
+        lines += ["", f"starts lost by how many of the {len(versions)} versions"]
+        for name, row in lossSpread(list(records.values())).items():
+            counts = ", ".join(f"{count}: {starts}" for count, starts in row["by_count"].items())
+            lines.append(f"{name:<6} {row['starts']} starts: lost by none {row['never_lost']}, by all "
+                         f"{row['always_lost']}, by some {row['sometimes_lost']} (by count {counts})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[int, dict]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"))
+    parser.add_argument("--sims", type=cli.positive(int), default=600, help="the records' simulations (default 600)")
+    chosen = parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--versions", type=int, nargs="+", metavar="V",
+                        help="these versions, the first compared to each other one")
+    chosen.add_argument("--from-version", type=int, metavar="N", help="every version from N on with a record")
+    args = parser.parse_args(argv)
+    versions = args.versions or recordedVersions(args.run_folder, args.sims, args.from_version)
+    if not versions:
+        parser.error(f"no whole-game record at {args.sims} simulations from version {args.from_version} on "
+                     f"in {args.run_folder / 'perfect'}")
+    try:
+        records = {v: json.loads(recordPath(args.run_folder, v, args.sims).read_text()) for v in versions}
+        print(report(records))
+    except (FileNotFoundError, ValueError) as error:
+        parser.error(str(error))
+    return records
+
+
+if __name__ == "__main__":
+    main()

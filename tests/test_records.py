@@ -1,0 +1,75 @@
+"""Whole-game records compared start by start (benchmarks/records.py): the pairing of two
+versions with its sign test, and the spread of the starts a run's versions lose."""
+
+from __future__ import annotations
+
+import pytest
+
+import storage
+from benchmarks import records
+
+
+def record(kept: dict) -> dict:
+    """A whole-game record of the starts in `kept` ((opening, side, value): kept), with the
+    summary benchmarks/perfect.py writes beside its games."""
+    games = [{"start": {"opening": opening, "side": side, "value": value}, "kept": k}
+             for (opening, side, value), k in kept.items()]
+
+    def share(values):
+        chosen = [game["kept"] for game in games if game["start"]["value"] in values]
+        return {"games": len(chosen), "kept": sum(chosen), "share": sum(chosen) / len(chosen)}
+    return {"games": games, "summary": {"won": share({1}), "drawn": share({0}), "all": share({0, 1})}}
+
+
+STARTS = [("1", 1, 1), ("1", -1, 1), ("22", 1, 0), ("3", 1, 0), ("4", -1, 0)]
+
+
+def test_the_sign_test_of_starts_kept_by_one_only():
+    assert records.signTestP(0, 0) == 1.0 and records.signTestP(5, 5) == 1.0
+    assert records.signTestP(10, 0) == records.signTestP(0, 10) == pytest.approx(2 / 1024)
+    assert records.signTestP(44, 24) == pytest.approx(0.0207, abs=5e-4)
+
+
+def test_starts_are_paired_by_opening_side_and_value():
+    first = record({("1", 1, 1): True, ("1", -1, 1): True, ("22", 1, 0): False, ("3", 1, 0): True,
+                    ("4", 1, 0): True})
+    other = record({("1", 1, 1): False, ("1", -1, 1): True, ("22", 1, 0): True, ("3", 1, 0): False,
+                    ("5", 1, 0): True})
+    split = records.keptByOne(first, other)
+    assert split["won"] == {"first_only": 1, "other_only": 0, "p": 1.0}
+    assert (split["drawn"]["first_only"], split["drawn"]["other_only"]) == (1, 1)  # "4" and "5" unpaired
+
+
+def test_the_spread_counts_each_start_by_the_versions_that_lost_it():
+    losses = [{("1", 1, 1)}, {("1", 1, 1), ("22", 1, 0)}, {("1", 1, 1), ("22", 1, 0), ("3", 1, 0)}]
+    spread = records.lossSpread([record({start: start not in lost for start in STARTS}) for lost in losses])
+    assert spread["won"] == {"starts": 2, "never_lost": 1, "always_lost": 1, "sometimes_lost": 0,
+                             "by_count": {0: 1, 3: 1}}
+    assert spread["drawn"] == {"starts": 3, "never_lost": 1, "always_lost": 0, "sometimes_lost": 2,
+                               "by_count": {0: 1, 1: 1, 2: 1}}
+
+
+def test_records_of_other_starts_are_refused():
+    same = record({start: True for start in STARTS})
+    other = record({start: True for start in STARTS[:-1] + [("5", -1, 0)]})
+    with pytest.raises(ValueError, match="record 2 of 2 played other starts than the first"):
+        records.lossSpread([same, other])
+
+
+def test_the_command_reads_a_runs_records_and_names_a_missing_one(tmp_path, capsys):
+    kept = [{start: True for start in STARTS}, {**{start: True for start in STARTS}, ("22", 1, 0): False},
+            {**{start: True for start in STARTS}, ("1", 1, 1): False, ("22", 1, 0): False}]
+    for version, each in zip((7, 9, 12), kept):
+        storage.write_json(storage.whole_games_path(tmp_path, version, 4), record(each))
+    storage.write_json(storage.whole_games_path(tmp_path, 10, 4, search={"ROOT_SEARCH": "puct"}), record(kept[0]))
+    storage.write_json(storage.whole_games_path(tmp_path, 11, 8), record(kept[0]))
+    assert records.recordedVersions(tmp_path, 4, 8) == [9, 12]  # its own search, at these simulations
+    read = records.main(["--run-folder", str(tmp_path), "--sims", "4", "--from-version", "7"])
+    assert list(read) == [7, 9, 12]
+    out = capsys.readouterr().out
+    assert "      9   100.0%      66.7%    80.0%" in out
+    assert "      7 against 12    won 1 and 0 (p = 1.00), drawn 1 and 0 (p = 1.00)" in out
+    assert "drawn  3 starts: lost by none 2, by all 0, by some 1 (by count 0: 2, 2: 1)" in out
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(tmp_path), "--sims", "4", "--versions", "7", "8"])
+    assert "no whole-game record of version 8 at 4 simulations" in capsys.readouterr().err
