@@ -571,8 +571,8 @@ STRONG = DEFAULT.replace(
 - 128 self-play games per iteration: large network batches.
 - Value target half game result, half search value; duplicate positions merged.
 - A smaller, cheaper network (6 blocks of 64 filters 3x3) and more, larger training
-  batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.5 hours
-  in) and fourfold at 1400 (10.8 hours in, the benchmark set flat for 200 iterations).
+  batches with a lower learning rate, dropped tenfold at iteration 150 (about 1.8 hours
+  in) and fourfold at 1400 (10.9 hours in, the benchmark set flat for some 280 iterations).
 - A promotion threshold of 1.2, and 200 benchmark positions after each iteration.
 - Against people it searches 8,000 simulations (PLAY_SIMS) with PUCT at the root
   (PLAY_ROOT_SEARCH), twice self-play's exploration constant (PLAY_CPUCT) and 16 leaves
