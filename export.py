@@ -53,17 +53,22 @@ class Exported:
     onnx_difference: float
 
 
-def checkPositions(count: int = 64, seed: int = 0) -> np.ndarray:
-    """(count, 2, 6, 7) network inputs of positions from seeded random games, the
-    empty board first."""
+def randomPositions(count: int, seed: int = 0) -> list[GameState]:
+    """`count` positions from seeded random games, the empty board first (never a
+    finished one): inputs to compare a network's exports, or its backends, on."""
     rng = np.random.default_rng(seed)
-    states, state = [], GameState.initial()
-    while len(states) < count:
-        states.append(state)
+    positions, state = [], GameState.initial()
+    while len(positions) < count:
+        positions.append(state)
         state, _, done = state.takeAction(int(rng.choice(state.allowedActions)))
         if done:
             state = GameState.initial()
-    return networkInputs(states).reshape(count, 2, 6, 7)
+    return positions
+
+
+def checkPositions(count: int = 64, seed: int = 0) -> np.ndarray:
+    """(count, 2, 6, 7) network inputs of `randomPositions`."""
+    return networkInputs(randomPositions(count, seed)).reshape(count, 2, 6, 7)
 
 
 def largestDifference(outputs, reference) -> float:

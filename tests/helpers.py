@@ -5,21 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 import storage
-from game import GameState
+from export import randomPositions  # noqa: F401 (the test modules import it from here)
 from memory import Memory
 from model import Residual_CNN
-
-
-def randomPositions(count: int, seed: int = 0) -> list[GameState]:
-    """Positions from random games (never finished ones), for model inputs."""
-    rng = np.random.default_rng(seed)
-    positions, state = [], GameState.initial()
-    while len(positions) < count:
-        positions.append(state)
-        state, _, done = state.takeAction(int(rng.choice(state.allowedActions)))
-        if done:
-            state = GameState.initial()
-    return positions
 
 
 class RowByRow(Residual_CNN):
