@@ -99,7 +99,7 @@ def recordedVersions(run_folder: Path, sims: int, first: int) -> list[int]:
     """The versions from `first` on with a main whole-game record at `sims`, in order."""
     versions = []
     for path in storage.whole_games_records(run_folder):
-        version = int(path.name[len("version"):len("version") + 4])
+        version = int(path.name.split("-")[0][len("version"):])
         if version >= first and path == storage.whole_games_path(run_folder, version, sims):
             versions.append(version)
     return versions
