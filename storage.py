@@ -114,6 +114,11 @@ def whole_games_path(run_folder, version: int, sims: int, starts: tuple[int, int
     return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}{games}{settings}{joined}.json"
 
 
+def whole_games_version(path) -> int:
+    """The version whose record `path` is (a name of `whole_games_path`), whatever its digits."""
+    return int(Path(path).name.split("-")[0].removeprefix("version"))
+
+
 def whole_games_records(run_folder) -> list[Path]:
     """The run's whole-game benchmark records (`whole_games_path`), by name."""
     return sorted((Path(run_folder) / "perfect").glob("version*-sims*.json"))

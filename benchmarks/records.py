@@ -97,12 +97,9 @@ def recordPath(run_folder: Path, version: int, sims: int) -> Path:
 
 def recordedVersions(run_folder: Path, sims: int, first: int) -> list[int]:
     """The versions from `first` on with a main whole-game record at `sims`, in order."""
-    versions = []
-    for path in storage.whole_games_records(run_folder):
-        version = int(path.name.split("-")[0][len("version"):])
-        if version >= first and path == storage.whole_games_path(run_folder, version, sims):
-            versions.append(version)
-    return versions
+    versions = (storage.whole_games_version(path) for path in storage.whole_games_records(run_folder))
+    return sorted(version for version in set(versions)
+                  if version >= first and storage.whole_games_path(run_folder, version, sims).exists())
 
 
 def report(records: dict[int, dict]) -> str:

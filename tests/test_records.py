@@ -73,3 +73,11 @@ def test_the_command_reads_a_runs_records_and_names_a_missing_one(tmp_path, caps
     with pytest.raises(SystemExit):
         records.main(["--run-folder", str(tmp_path), "--sims", "4", "--versions", "7", "8"])
     assert "no whole-game record of version 8 at 4 simulations" in capsys.readouterr().err
+
+
+def test_a_records_version_is_read_from_its_name_whatever_its_digits(tmp_path):
+    for version, search in ((10000, None), (1172, None), (1172, {"ROOT_SEARCH": "puct"})):
+        path = storage.whole_games_path(tmp_path, version, 600, search=search)
+        storage.write_json(path, record({start: True for start in STARTS}))
+        assert storage.whole_games_version(path) == version
+    assert records.recordedVersions(tmp_path, 600, 1000) == [1172, 10000]  # in number order, not the names'
