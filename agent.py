@@ -216,6 +216,14 @@ def searchWithoutNetwork(act, state: GameState, tau: float) -> SearchSteps:
     return act(state, tau)
 
 
+def checkedSimulations(count) -> int:
+    """`count` as a number of MCTS simulations a move, refused with a ValueError naming it
+    unless a positive integer (a search of none has no visits to choose a move by)."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"sims must be a positive number of MCTS simulations, got {count!r}")
+    return count
+
+
 class Resign(Exception):
     """The human resigned or closed the input."""
 
@@ -279,7 +287,7 @@ class Agent:
         self.name = name
         self.action_size = action_size
         self.cpuct = cpuct
-        self.MCTSsimulations = mcts_simulations
+        self.MCTSsimulations = checkedSimulations(mcts_simulations)
         self.model = model
         self.config = config
         self.logger = logger

@@ -413,7 +413,7 @@ class Config:
             raise ConfigError(f"LOGGERS must be a dict of logger name -> bool, got {self.LOGGERS!r}")
         unknown = set(self.LOGGERS) - set(LOGGER_NAMES)
         if unknown:
-            raise ConfigError(f"LOGGERS has unknown logger names {sorted(unknown)}; "
+            raise ConfigError(f"LOGGERS has unknown logger names {', '.join(sorted(map(repr, unknown)))}; "
                               f"known: {', '.join(LOGGER_NAMES)}")
         if not all(isinstance(v, bool) for v in self.LOGGERS.values()):
             raise ConfigError(f"LOGGERS values must be True or False, got {self.LOGGERS!r}")

@@ -571,9 +571,9 @@ def trainCommand(args: argparse.Namespace) -> None:
     """Train as the command line's arguments (`cli.TRAINING`'s) say; a run that cannot
     go on ends with the project's message naming what to do, not a traceback."""
     cfg = PRESETS[args.preset]
-    cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
     stops = (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError)
     try:
+        cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
         cfg = cfg.replace(WORKERS=cfg.WORKERS if args.workers is None else args.workers,
                           RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS)
         if (args.set or args.branch_network) and args.branch_from is None:

@@ -36,7 +36,7 @@ if __name__ == "__main__":  # python -m play: --help, or a wrong argument, is an
 with lg.nativeStderrTo(os.devnull):  # TensorFlow's C++ start-up notices, hidden as the notebook hides them
     import runs
     import storage
-    from agent import Agent, Resign, askForColumn, oneHot, parseColumn
+    from agent import Agent, Resign, askForColumn, checkedSimulations, oneHot, parseColumn
     from boards import BOARD_BLUE, RED, boardFigure, boardSvg, boardText, newFigure, sideText
     from config import DEFAULT, SHIPPED, Config
     from game import ACTION_SIZE, COLUMNS, Game, GameState, columnOf
@@ -93,10 +93,12 @@ def playedVersion(folder, named: int | None = None) -> int:
 
 def trainedVersion(folder) -> int | None:
     """The best version of the run in `folder` if it is a trained one (2 or later:
-    version 1 is the untrained network a run starts from), else None."""
-    if not storage.checkpoint_path(folder).exists():
+    version 1 is the untrained network a run starts from), else None, also where the
+    folder holds no run.  A run that lost its checkpoint beside its files is not a
+    folder without a run: `runs.bestVersion` refuses it, naming its saved versions."""
+    if not storage.checkpoint_path(folder).exists() and not storage.run_files(folder):
         return None
-    best = runs.readCheckpoint(Path(folder))["best_player_version"]
+    best = runs.bestVersion(folder)
     return best if best > 1 else None
 
 
@@ -186,7 +188,7 @@ class Match:
 def _copyAgent(agent: Agent, sims: int | None, seed: int) -> Agent:
     copy = agent.forGame(seed)
     if sims is not None:
-        copy.MCTSsimulations = sims
+        copy.MCTSsimulations = checkedSimulations(sims)
     return copy
 
 

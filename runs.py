@@ -27,7 +27,7 @@ import tensorflow as tf
 import evaluation
 import loggers as lg
 import storage
-from agent import Agent, User
+from agent import Agent, User, checkedSimulations
 from config import DEFAULT, Config, playSearch, withSearch
 from game import Game, GameState
 from memory import Memory
@@ -97,7 +97,7 @@ class RunState:
         """Make the challenger (the current network, or its weights' average) the best one: saved as the next
         version, and the promotion checkpointed at once. A kill later in the iteration then redoes the iteration
         with the new best version, which is never lost; a kill between the save and the checkpoint leaves a
-        version the checkpoint does not name, which resuming deletes (`_removeLeftovers`) before the tournament
+        version the checkpoint does not name, which resuming deletes (`_clearUnrecorded`) before the tournament
         is played again."""
         self.best_player_version += 1
         self.best_NN.setWeightsFrom(self.challenger.model)
@@ -212,7 +212,7 @@ def checkpointProblem(values) -> str | None:
     >= 0, or null before the first snapshot)."""
     if not isinstance(values, dict):
         return f"it must hold a JSON object, got {values!r}"
-    for key in ("iteration", "best_player_version"):
+    for key in ("iteration", "best_player_version", "memory_iteration"):
         if key not in values:
             return f"{key} is missing"
     checks = {"iteration": (lambda v: _isInt(v) and v >= 0, "an integer >= 0"),
@@ -257,9 +257,8 @@ def versionPlayer(name: str, env: Game, cfg: Config, run_folder, version: int | 
     (else `cfg`); `mcts_simulations` overrides its MCTS_SIMS, `search` its play-time search settings
     (`config.withSearch`), `move_seconds` its moves' time limit. A version the folder does not hold is refused."""
     folder = Path(run_folder)
-    if mcts_simulations is not None and (isinstance(mcts_simulations, bool) or not isinstance(mcts_simulations, int)
-                                         or mcts_simulations < 1):
-        raise ValueError(f"sims must be a positive number of MCTS simulations, got {mcts_simulations!r}")
+    if mcts_simulations is not None:
+        checkedSimulations(mcts_simulations)
     if version is None:
         version = bestVersion(folder)
     if isinstance(version, bool) or not isinstance(version, int) or version < -1:
@@ -419,9 +418,10 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     checkpoint = readCheckpoint(folder)
     best_NN, current_NN = _networks(cfg, folder)
     version = checkpoint["best_player_version"]
-    _removeLeftovers(folder, version, say)
+    storage.remove_leftover_temp_files(folder)
     _loadBest(best_NN, folder, version, f"set best_player_version in {storage.checkpoint_path(folder)} to an "
                                         f"intact saved version (saved: {savedVersionsList(folder)})")
+    _clearUnrecorded(folder, version, say)  # only once the checkpoint's version loaded: a wrong one touches nothing
     _loadSaved(current_NN, best_NN, "best version", storage.current_model_path(folder), say)
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     dropMetricsAfter(folder, checkpoint["iteration"])
@@ -495,15 +495,22 @@ def _newestIntactVersion(folder: Path, cfg: Config, say) -> int:
                                "to start a new run")
 
 
-def _removeLeftovers(folder: Path, best_version: int, say) -> None:
-    """Delete what a killed run left unrecorded: temporary files, and a model saved
-    for a promotion the kill kept out of the checkpoint (the resumed iteration redoes
-    that tournament)."""
-    storage.remove_leftover_temp_files(folder)
-    for version in storage.saved_versions(folder):
-        if version > best_version:
-            storage.model_path(folder, version).unlink()
-            say(f"Removed {storage.model_path(folder, version)}: its promotion never reached the checkpoint.")
+def _clearUnrecorded(folder: Path, best_version: int, say) -> None:
+    """Clear the saved versions newer than the checkpoint's best. A kill between a promotion's save and its
+    checkpoint leaves exactly one, best + 1, that no metrics row names: deleted, since the resumed iteration
+    plays that tournament again. Any other newer version means the checkpoint was set back by hand (to an older
+    intact version) or belongs to other files: each is set aside as NAME.unrecorded (`storage.set_aside`), never
+    deleted, and said aloud. Runs before the metrics rows after the checkpoint are dropped."""
+    newer = [version for version in storage.saved_versions(folder) if version > best_version]
+    named = any(row["best_player_version"] > best_version for row in readMetrics(folder))
+    if newer == [best_version + 1] and not named:
+        storage.model_path(folder, newer[0]).unlink()
+        say(f"Removed {storage.model_path(folder, newer[0])}: its promotion never reached the checkpoint.")
+        return
+    for version in newer:
+        aside = storage.set_aside(storage.model_path(folder, version), "unrecorded")
+        say(f"{storage.model_path(folder, version)} is newer than the checkpoint's best version {best_version}: "
+            f"set aside as {aside.name}.")
 
 
 def _loadSaved(network, fallback, fallback_name: str, path: Path, say) -> None:

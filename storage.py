@@ -19,6 +19,8 @@ Layout of a run folder::
                                (WEIGHT_AVERAGE_DECAY > 0), after its latest retraining
     models/NAME.damaged        a version found damaged when a lost checkpoint was rebuilt
                                (set aside: no run reads it)
+    models/NAME.unrecorded     a version newer than the checkpoint's best beyond what a killed
+                               promotion leaves (a checkpoint set back by hand; set aside)
     memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
     tensorboard/               the metrics rows' scalars as TensorBoard event files (config
                                TENSORBOARD; a view, training never reads it)
@@ -63,6 +65,9 @@ def runLock(run_folder):
     holds it.  The operating system releases the lock when its process dies, so a
     killed run never leaves the folder locked."""
     folder = Path(run_folder)
+    if folder.exists() and not folder.is_dir():
+        raise RunFileError(f"the run folder {folder} is a file, not a folder: point RUN_FOLDER (--run-folder) at "
+                           "a folder")
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOCK_NAME, "a") as handle:
         try:
@@ -188,12 +193,18 @@ def run_files(run_folder) -> list[Path]:
             + [memory_path(folder, i) for i in memory_snapshots(folder)])
 
 
-def set_aside(path) -> Path:
-    """Rename a damaged file of a run to NAME.damaged, where no run reads it (kept for
-    a person to look at, never overwritten by the file that takes its name); returns
-    the new path."""
+def set_aside(path, why: str = "damaged") -> Path:
+    """Rename a file of a run that no run may read (damaged, or unrecorded) to NAME.WHY,
+    or NAME.WHY-2, -3... where that is taken: kept for a person to look at, never
+    overwritten, neither by the file that takes its name nor by a later one set aside;
+    returns the new path."""
     path = Path(path)
-    return path.rename(path.with_name(path.name + ".damaged"))
+    aside = path.with_name(f"{path.name}.{why}")
+    copy = 1
+    while aside.exists():
+        copy += 1
+        aside = path.with_name(f"{path.name}.{why}-{copy}")
+    return path.rename(aside)
 
 
 def archived_run(archive_folder, game: str, run_number: int) -> Path:

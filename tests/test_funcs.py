@@ -715,6 +715,17 @@ def test_terminal_training_resumes_a_run_with_progress_bars(tmp_path, tiny_cfg, 
     loggers.disable_all()
 
 
+def test_terminal_training_names_a_run_folder_it_cannot_use(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("notes")
+    for folder, message in [("", "RUN_FOLDER must be a non-empty path string, got ''"),
+                            (str(afile), f"the run folder {afile} is a file, not a folder")]:
+        with pytest.raises(SystemExit) as info:
+            funcs.main(["--iterations", "1", "--run-folder", folder, "--no-progress"])
+        assert info.value.code == 1 and message in capsys.readouterr().err
+    assert afile.read_text() == "notes"
+
+
 def gamesPlayed(tmp_path, tiny_cfg, turns_until_tau0, name):
     """The move strings of 8 games between two fixed networks, read back from the log."""
 
@@ -759,6 +770,45 @@ def test_resume_removes_what_a_kill_left_unrecorded(tmp_path, tiny_cfg):
     runs.openRun(cfg, say=said.append)
     assert storage.saved_versions(folder) == [1] and not leftover.exists()
     assert "version0002.keras" in said[0] and "never reached the checkpoint" in said[0]
+
+
+def savedBytes(folder) -> dict:
+    return {path.name: path.read_bytes() for path in (folder / "models").iterdir()}
+
+
+def test_a_checkpoint_naming_a_version_not_saved_touches_no_saved_version(tmp_path, tiny_cfg):
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder)
+    runs.openRun(cfg, say=lambda _: None)
+    for version in (2, 3):
+        shutil.copy(storage.model_path(folder, 1), storage.model_path(folder, version))
+    before = savedBytes(folder)
+    storage.write_json(storage.checkpoint_path(folder), {"iteration": 3, "best_player_version": 5,
+                                                         "memory_iteration": None})
+    with pytest.raises(storage.RunFileError, match=r"version0005\.keras is missing; set best_player_version .*"
+                                                   r"\(saved: 1, 2, 3\)"):
+        runs.openRun(cfg, say=lambda _: None)
+    assert savedBytes(folder) == before
+
+
+@pytest.mark.parametrize("newer", [[2, 3], [2]])
+def test_versions_beyond_a_checkpoint_set_back_by_hand_are_set_aside_never_deleted(tmp_path, tiny_cfg, newer):
+    """Set back to version 1 with 2 and 3 saved, or with 2 saved that a metrics row names: neither is what
+    a killed promotion leaves (one version no row names), so both are kept aside, byte for byte."""
+    folder = tmp_path / "run"
+    cfg = tinyRunConfig(tiny_cfg, folder)
+    runs.openRun(cfg, say=lambda _: None)
+    for version in newer:
+        storage.save_model(Residual_CNN.fromConfig(cfg, (2, 6, 7), 42).model, storage.model_path(folder, version))
+    storage.append_line(storage.metrics_path(folder), json.dumps(
+        {"iteration": 1, "best_player_version": newer[-1], "seconds": {"selfplay": 1.0}}))
+    before = savedBytes(folder)
+    said = []
+    runs.openRun(cfg, say=said.append)
+    assert storage.saved_versions(folder) == [1]
+    assert savedBytes(folder) == {(name if name == "version0001.keras" else name + ".unrecorded"): content
+                                  for name, content in before.items()}
+    assert sum("newer than the checkpoint's best version 1: set aside" in line for line in said) == len(newer)
 
 
 def test_a_config_that_does_not_fit_the_saved_models_is_named(tmp_path, tiny_cfg):

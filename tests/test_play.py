@@ -198,6 +198,15 @@ def test_inspectMove_refuses_a_finished_game(agent):
         play.inspectMove(agent, "1212121")
 
 
+@pytest.mark.parametrize("sims", [0, -3, 2.5, True])
+def test_a_game_or_an_inspection_without_simulations_is_refused_by_name(agent, tiny_cfg, tiny_model, sims):
+    for start in (lambda: play.playGame(agent, input_fn=lambda _: "4", output_fn=lambda _: None, sims=sims),
+                  lambda: play.inspectMove(agent, "44", sims=sims),
+                  lambda: Agent.fromConfig("a", tiny_cfg, tiny_model, mcts_simulations=sims)):
+        with pytest.raises(ValueError, match=f"sims must be a positive number of MCTS simulations, got {sims!r}"):
+            start()
+
+
 # -- humans in playMatches ---------------------------------------------------------------------
 def test_playMatches_with_a_user_plays_a_full_game_and_the_log_replays_it(logging_to, agent, tiny_cfg, tmp_path):
     events = []

@@ -96,10 +96,13 @@ def test_a_promotion_is_saved_and_checkpointed_at_once(tiny_cfg, tmp_path):
 
 @pytest.mark.parametrize(("values", "message"), [
     ([1, 2], r"it must hold a JSON object, got \[1, 2\]"),
-    ({"best_player_version": 1}, "iteration is missing"),
-    ({"iteration": -1, "best_player_version": 1}, "iteration must be an integer >= 0, got -1"),
-    ({"iteration": 3, "best_player_version": 0}, "best_player_version must be an integer >= 1, got 0"),
-    ({"iteration": 3, "best_player_version": True}, "best_player_version must be an integer >= 1, got True"),
+    ({"best_player_version": 1, "memory_iteration": None}, "iteration is missing"),
+    ({"iteration": 3, "best_player_version": 1}, "memory_iteration is missing"),
+    ({"iteration": -1, "best_player_version": 1, "memory_iteration": None}, "iteration must be an integer >= 0, got -1"),
+    ({"iteration": 3, "best_player_version": 0, "memory_iteration": 3},
+     "best_player_version must be an integer >= 1, got 0"),
+    ({"iteration": 3, "best_player_version": True, "memory_iteration": 3},
+     "best_player_version must be an integer >= 1, got True"),
     ({"iteration": 3, "best_player_version": 2, "memory_iteration": "3"},
      "memory_iteration must be an integer >= 0 or null, got '3'"),
 ])
@@ -107,7 +110,8 @@ def test_an_invalid_checkpoint_names_the_wrong_entry(tmp_path, values, message):
     storage.checkpoint_path(tmp_path).write_text(json.dumps(values))
     with pytest.raises(storage.RunFileError, match=f"checkpoint file .* is invalid: {message}; restore it"):
         runs.readCheckpoint(tmp_path)
-    storage.checkpoint_path(tmp_path).write_text(json.dumps({"iteration": 3, "best_player_version": 2}))
+    storage.checkpoint_path(tmp_path).write_text(json.dumps({"iteration": 3, "best_player_version": 2,
+                                                             "memory_iteration": None}))
     assert runs.readCheckpoint(tmp_path)["best_player_version"] == 2
 
 

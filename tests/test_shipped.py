@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import evaluation
 import play
 import runs
@@ -75,6 +77,14 @@ def test_a_run_without_a_trained_version_plays_the_shipped_agent_and_says_so(tmp
     assert agent.moveSeconds == STRONG.PLAY_MOVE_SECONDS == 0.95  # the 1-second budget kept on a slower host
     untrained = play.loadPlayer(version=0, run_folder=tmp_path / "fresh", say=said.append)
     assert len(said) == 1 and untrained.config.ROOT_SEARCH == "puct"  # an explicit version is never replaced
+
+
+def test_a_run_that_lost_its_checkpoint_is_refused_not_replaced_by_the_shipped_agent(run_folder):
+    storage.checkpoint_path(run_folder).unlink()
+    said = []
+    with pytest.raises(storage.RunFileError, match=r"without its checkpoint.json: .*saved: 1, 3"):
+        play.loadPlayer(run_folder=run_folder, say=said.append)
+    assert said == []
 
 
 def test_the_version_people_play_is_the_shipped_agent_in_the_shipped_run_and_the_best_elsewhere(tmp_path):
