@@ -422,7 +422,8 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     _loadBest(best_NN, folder, version, f"set best_player_version in {storage.checkpoint_path(folder)} to an "
                                         f"intact saved version (saved: {savedVersionsList(folder)})")
     _clearUnrecorded(folder, version, say)  # only once the checkpoint's version loaded: a wrong one touches nothing
-    _loadSaved(current_NN, best_NN, "best version", storage.current_model_path(folder), say)
+    _loadSaved(current_NN, best_NN, "best version", storage.current_model_path(folder), say,
+               expected=any(row.get("trained") for row in readMetrics(folder)))
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
@@ -513,10 +514,13 @@ def _clearUnrecorded(folder: Path, best_version: int, say) -> None:
             f"set aside as {aside.name}.")
 
 
-def _loadSaved(network, fallback, fallback_name: str, path: Path, say) -> None:
+def _loadSaved(network, fallback, fallback_name: str, path: Path, say, expected: bool = False) -> None:
     """`network` as last saved in `path` (the current network, `RunState.saveCurrentNetwork`,
-    or its average), else with the weights of `fallback` (a damaged file said aloud)."""
+    or its average), else with the weights of `fallback`: a damaged file said aloud, and a
+    missing one where it is `expected` (the run has retrained, so it saved the file)."""
     network.setWeightsFrom(fallback.model)
+    if expected and not path.exists():
+        say(f"{path} is missing, though the run has retrained: {path.name} restarts from the {fallback_name}.")
     if path.exists():
         try:
             network.loadWeights(path)

@@ -263,3 +263,5 @@ def test_a_damaged_run_file_resumes_or_stops_with_the_project_s_error_naming_it(
             assert path.name in " ".join(said), f"{name} {damage}: went past it silently: {said}"
     elif name == "checkpoint":
         assert any("rebuilt it" in line for line in said), said
+    elif name != "metrics":  # without metrics rows nothing says the run had saved the file
+        assert any(path.name in line and "is missing" in line for line in said), f"{name}: {said}"
