@@ -424,7 +424,8 @@ class Agent:
         return chosen.action, pi, chosen.Q
 
     def _completedQ(self, edges: list, priors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(visits, completed Q) of the root's edges now (see MCTS.completedQ)."""
+        """(visits, completed Q) of the root's edges now, Q for the player to move at the
+        root (see MCTS.completedQ)."""
         visits = np.array([edge.N for edge in edges], dtype=np.float64)
         return visits, completedQ(priors, visits, np.array([edge.Q for edge in edges]), self.root.nn_value)
 
@@ -433,8 +434,8 @@ class Agent:
         root edge first; None: by max Q + U from the root), have it evaluated (a
         request to the caller, unless the game is over there) and expanded, back the
         value up.  One generator for all of a move's simulations: the search's
-        per-leaf cost is mostly Python calls, and a generator per simulation was one
-        more of them.  LEAF_BATCH > 1: `simulateInBatches`."""
+        per-leaf cost is mostly Python calls, and a generator per simulation would add
+        one more to each.  LEAF_BATCH > 1: `simulateInBatches`."""
         if self.config.LEAF_BATCH > 1:
             yield from self.simulateInBatches(rootEdges, self.config.LEAF_BATCH)
             return
@@ -508,8 +509,9 @@ class Agent:
         return withMirrorImages(inputs) if self.config.MIRROR_AVERAGE else inputs
 
     def _outputs(self, values: np.ndarray, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The network's (values, logits) as the search uses them: averaged with the
-        mirror images' (MIRROR_AVERAGE), the logits divided by PRIOR_TEMPERATURE."""
+        """The network's (values, logits) as the search uses them: values for each
+        position's player to move, averaged with the mirror images' (MIRROR_AVERAGE),
+        the logits divided by PRIOR_TEMPERATURE."""
         if self.config.MIRROR_AVERAGE:
             values, logits = mirrorAveraged(values, logits)
         temperature = self.config.PRIOR_TEMPERATURE

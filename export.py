@@ -36,7 +36,7 @@ import cli  # noqa: E402
 import play  # noqa: E402
 import storage  # noqa: E402
 from config import SHIPPED  # noqa: E402
-from game import GameState, networkInputs  # noqa: E402
+from game import INPUT_SHAPE, GameState, networkInputs  # noqa: E402
 
 TOLERANCE = 1e-4
 """Largest difference allowed between an exported model's outputs and Keras's
@@ -68,7 +68,7 @@ def randomPositions(count: int, seed: int = 0) -> list[GameState]:
 
 def checkPositions(count: int = 64, seed: int = 0) -> np.ndarray:
     """(count, 2, 6, 7) network inputs of `randomPositions`."""
-    return networkInputs(randomPositions(count, seed)).reshape(count, 2, 6, 7)
+    return networkInputs(randomPositions(count, seed)).reshape(count, *INPUT_SHAPE)
 
 
 def largestDifference(outputs, reference) -> float:

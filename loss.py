@@ -41,7 +41,7 @@ def qWeights(minibatch, cfg) -> np.ndarray:
     """Each memory row's weight w of the search's q in its value target:
     cfg.VALUE_TARGET_Q_WEIGHT, or VALUE_TARGET_Q_WEIGHT_OPENING for a position of
     fewer than cfg.OPENING_STONES stones."""
-    stones = np.array([np.count_nonzero(row["state"].board) for row in minibatch])
+    stones = np.array([row["state"].stones for row in minibatch])
     return np.where(stones < cfg.OPENING_STONES, cfg.VALUE_TARGET_Q_WEIGHT_OPENING,
                     cfg.VALUE_TARGET_Q_WEIGHT).astype(np.float32)
 

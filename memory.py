@@ -10,8 +10,8 @@ player to move), which a config may mix into the value target
 (VALUE_TARGET_Q_WEIGHT).
 
 On disk a memory is a numpy .npz of plain arrays (never pickle): board (n, 42) int8,
-playerTurn (n,) int8, AV (n, 42) float32, value (n,) float32, q (n,) float32 (files
-written before q existed load with q = value).
+playerTurn (n,) int8, AV (n, 42) float32, value (n,) float32, q (n,) float32 (a file
+without q loads with q = value).
 """
 
 from __future__ import annotations
@@ -127,8 +127,8 @@ class MergedRows(Sequence):
 
     Rows are grouped at once, but a position's means are taken only when its row is
     first read: retraining reads the few thousand rows it samples of tens of
-    thousands, and averaging every repeated position of a full memory cost most of the
-    merge (docs/performance.md)."""
+    thousands, and averaging every repeated position of a full memory up front would be
+    most of the merge's cost (docs/performance.md)."""
 
     def __init__(self, rows):
         groups: dict[int, list[dict]] = {}
@@ -165,8 +165,8 @@ def _save_npz(tmp, arrays) -> None:
 
 
 def _load_arrays(path) -> dict[str, np.ndarray]:
-    """The arrays of a memory file (q taken from value in a file written before q
-    existed), checked for presence, kind, shape and range."""
+    """The arrays of a memory file (q taken from value in a file without q), checked
+    for presence, kind, shape and range."""
     if not Path(path).exists():
         raise storage.RunFileError(f"memory file {path} is missing; {_WAY_OUT}")
     if not zipfile.is_zipfile(path):

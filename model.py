@@ -241,7 +241,6 @@ class Residual_CNN(Gen_Model):
         super().__init__(reg_const, learning_rate, input_dim, output_dim, run_folder, archive_folder,
                          inference, precision)
         self.hidden_layers = hidden_layers
-        self.num_layers = len(hidden_layers)
         self.momentum = momentum
         self.valueHeadKind = value_head
         self.trainingPrecision = resolveTrainingPrecision(training_precision)
@@ -275,7 +274,8 @@ class Residual_CNN(Gen_Model):
         return layers.LeakyReLU(dtype=dtype)(x)
 
     def value_head(self, x, dtype=None):
-        """The value output; with a WDL head also its logits: (value, wdl logits or None).
+        """The value output, in [-1, 1] for the player to move (+1 a win); with a WDL head
+        also its logits (win, draw, loss for that player): (value, wdl logits or None).
         The last layers compute in float32 whatever `dtype` (the outputs losses read)."""
         x = self.conv_layer(x, 1, (1, 1), dtype)
         x = layers.Flatten(dtype=dtype)(x)

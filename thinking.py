@@ -2,8 +2,7 @@
 
 Per legal column at the searched root: the visits, the search's policy, Q, the prior
 P, the exploration bonus U and the network's value after the move; as a table (text, HTML) and as one
-line (`thinkingLine`).  `Narrated` says that line after each move of an agent playing
-a human at a typed game.
+line (`thinkingLine`).
 
 Points of view: every value belongs to the player to move at the searched root (the
 agent), +1 a win and -1 a loss for them.
@@ -14,8 +13,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from agent import Agent, SearchSteps
-from game import GameState, columnOf, playerPiece
+from agent import Agent
+from game import columnOf
 
 
 @dataclass
@@ -128,24 +127,3 @@ _LEGEND = ("<p><small>visits: simulations through the move, this move's and thos
            "Gumbel's root search keeps its candidates by their Gumbel draw, prior and Q instead); net after: "
            "the network's value of the position after the move. Values are for the searching player: +1 a "
            "win, -1 a loss.</small></p>")
-
-
-class Narrated:
-    """An agent at a typed game with a human: after each of its moves it says, through
-    `say`, its name and piece and `thinkingLine`.  Everything else a match asks of a
-    player (its name, its network and the calls that evaluate positions) is the
-    agent's, whatever those are."""
-
-    def __init__(self, agent: Agent, say):
-        self.agent = agent
-        self.say = say
-
-    def __getattr__(self, name: str):
-        return getattr(self.agent, name)
-
-    def actSteps(self, state: GameState, tau: float, noise: bool = False) -> SearchSteps:
-        move = yield from self.agent.actSteps(state, tau, noise)
-        action, pi, value, nn_value = move
-        self.say(f"{self.name} ({playerPiece(state.playerTurn)}) "
-                 f"{thinkingLine(Thinking.of(self.agent, action, pi, value, nn_value))}.")
-        return move

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 
 import inference  # noqa: E402
 import storage  # noqa: E402
-from game import networkInputs  # noqa: E402
+from game import INPUT_SHAPE, networkInputs  # noqa: E402
 from memory import Memory  # noqa: E402
 from roofline import STRONG_RUN, throughput, versionEngine  # noqa: E402
 
@@ -41,7 +41,7 @@ def snapshotInputs(folder: Path, cfg) -> np.ndarray:
     """The network inputs of every position in the run's newest memory snapshot."""
     memory = Memory.load(storage.memory_path(folder, storage.memory_snapshots(folder)[-1]), cfg.MEMORY_SIZE)
     states = [row["state"] for row in memory.ltmemory]
-    return networkInputs(states).reshape(len(states), 2, 6, 7)
+    return networkInputs(states).reshape(len(states), *INPUT_SHAPE)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -54,7 +54,7 @@ from smallnet import teacherSelfplay  # noqa: E402
 
 def stageOf(row: dict) -> str:
     """The stage of a row's position (`evaluation.phaseOf`)."""
-    return evaluation.phaseOf(int(np.count_nonzero(row["state"].board)))
+    return evaluation.phaseOf(row["state"].stones)
 
 
 STAGES = [stage for stage, _ in evaluation.PHASES]
@@ -161,7 +161,7 @@ def stonesTable(picks: list[tuple[str, list[dict], np.ndarray]], bucket: int = 3
     game's result z and the search's stored q (its nearest result) are the true result
     t, and their mean |z - t| and (q - t)^2 (what the value head's squared error
     learns from): which of the two is the truer target at each depth."""
-    rows = [(int(np.count_nonzero(row["state"].board)), row["value"], row["q"], t)
+    rows = [(row["state"].stones, row["value"], row["q"], t)
             for _, picked, results in picks for row, t in zip(picked, results)]
     stones, z, q, t = (np.array(column, dtype=np.float64) for column in zip(*rows))
     lines = [f"{'stones':<7} {'positions':>9} {'z = t':>6} {'|z - t|':>8} {'(z - t)^2':>9} {'q ~ t':>6} "

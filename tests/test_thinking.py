@@ -66,18 +66,3 @@ def test_the_thinking_says_how_many_visits_came_from_the_reused_tree(agent):
     assert "this move ran" not in thinking.thinkingHtml(reused) and "(30 simulations this move" in \
         thinking.thinkingHtml(reused)
     assert "kept from the search of the previous move" in thinking.thinkingHtml(reused)
-
-
-def test_a_narrated_agent_says_its_column_and_thinking_after_each_move(agent):
-    said = []
-    narrated = thinking.Narrated(agent, said.append)
-    assert narrated.name == agent.name and narrated.model is agent.model
-    steps = narrated.actSteps(GameState.initial(), 0)
-    request = next(steps)
-    try:
-        while True:
-            request = steps.send(narrated.evaluateStates([request])[0])
-    except StopIteration as stop:
-        action = stop.value[0]
-    assert said == [f"agent (X) plays column {columnOf(action) + 1}: " + said[0].split(": ", 1)[1]]
-    assert "4 simulations this move" in said[0] and said[0].endswith(".")
