@@ -244,7 +244,8 @@ def test_a_move_time_limit_is_a_non_negative_number_for_the_puct_search_at_play_
         config.DEFAULT.replace(PLAY_MOVE_SECONDS=float("inf"))
     with pytest.raises(config.ConfigError, match="PLAY_MOVE_SECONDS needs the PUCT root search"):
         config.DEFAULT.replace(ROOT_SEARCH="gumbel", PLAY_MOVE_SECONDS=1.0)
-    assert config.DEFAULT.replace(ROOT_SEARCH="gumbel", PLAY_ROOT_SEARCH="puct", PLAY_MOVE_SECONDS=1.0)
+    played = config.DEFAULT.replace(ROOT_SEARCH="gumbel", PLAY_ROOT_SEARCH="puct", PLAY_MOVE_SECONDS=1.0)
+    assert (played.ROOT_SEARCH, played.PLAY_ROOT_SEARCH, played.PLAY_MOVE_SECONDS) == ("gumbel", "puct", 1.0)
     assert "PLAY_MOVE_SECONDS" not in config.playSearch(config.DEFAULT.replace(PLAY_MOVE_SECONDS=1.0))
 
 

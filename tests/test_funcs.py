@@ -334,6 +334,15 @@ def test_a_finished_game_releases_its_own_players_trees_only(tiny_model, tiny_cf
     assert agent.mcts is not None and len(agent.mcts.tree) > 1, "the caller's own agent keeps its tree"
 
 
+@pytest.mark.parametrize(("current", "best", "threshold", "promoted"), [
+    (7, 5, 1.3, True), (6, 5, 1.2, False), (5, 6, 1.0, False), (6, 5, 1.0, True), (0, 0, 1.3, False),
+    (1, 0, 1.3, True), (0, 1, 0.0, False), (3, 3, 0.5, True)])
+def test_the_promotion_rule_is_the_tutorials_strict_comparison(current, best, threshold, promoted):
+    """Promoted when the current network's wins exceed the best one's x SCORING_THRESHOLD: not at
+    equality (6 against 5 x 1.2), not when every game was drawn, and never with the players swapped."""
+    assert funcs.promoted(current, best, threshold) is promoted
+
+
 @pytest.mark.parametrize("threshold", [1.0, 1.2, 1.3, 2.0])
 def test_a_tournament_is_settled_only_when_no_remaining_games_can_change_the_promotion(threshold):
     games = 8
@@ -453,11 +462,9 @@ def test_one_iteration_writes_a_complete_run_and_decides_promotion(tmp_path, tin
     current = storage.load_model(folder / "models" / "current.keras")(x)[1].numpy()
     version1 = storage.load_model(storage.model_path(folder, 1))(x)[1].numpy()
     assert not np.allclose(current, version1)  # retraining changed the current network
-    if row["promoted"]:
-        promoted = storage.load_model(storage.model_path(folder, 2))(x)[1].numpy()
-        assert np.allclose(promoted, current, atol=1e-6)
-    else:
-        assert storage.saved_versions(folder) == [1]
+    assert row["promoted"], scores  # this seed's tournament; the rule itself: test_the_promotion_rule...
+    promoted = storage.load_model(storage.model_path(folder, 2))(x)[1].numpy()
+    assert np.allclose(promoted, current, atol=1e-6)
     assert len(Memory.load(storage.memory_path(folder, 1), cfg.MEMORY_SIZE)) == row["memory_size"]
     metrics = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
     assert metrics == [row]

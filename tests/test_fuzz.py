@@ -139,7 +139,7 @@ def test_a_config_value_makes_a_config_that_round_trips_or_a_ConfigError_naming_
         assert name in str(error)
         return
     assert Config.from_dict(json.loads(cfg.to_json())) == cfg
-    assert len(Memory(cfg.MEMORY_SIZE)) == 0
+    assert Memory(cfg.MEMORY_SIZE).ltmemory.maxlen == cfg.MEMORY_SIZE
 
 
 @st.composite

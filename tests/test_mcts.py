@@ -49,11 +49,11 @@ def uniform(state: GameState) -> np.ndarray:
     return priors(state, [1.0] * len(state.allowedActions))
 
 
-def expanded_root(state: GameState, weights=None, **mcts_args) -> MCTS:
+def expanded_root(state: GameState, weights=None, cpuct: float = 1.0, **mcts_args) -> MCTS:
     """A search tree whose root (`state`) is expanded with the given prior weights
     (uniform by default) and network value 0, every edge made (as at a move's root)."""
     root = Node(state)
-    mcts = MCTS(root, cpuct=1.0, **mcts_args)
+    mcts = MCTS(root, cpuct=cpuct, **mcts_args)
     probs = uniform(state) if weights is None else priors(state, weights)
     mcts.expandLeaf(root, probs, 0.0)
     root.allEdges()
@@ -197,16 +197,30 @@ def test_first_simulation_follows_the_prior():
     assert breadcrumbs[0] is mcts.root.edges[-1][1]
 
 
-def test_selection_maximises_q_plus_u():
-    mcts = expanded_root(GameState.initial())
+@pytest.mark.parametrize("cpuct", [0.1, 1.0, 3.0])
+def test_selection_maximises_q_plus_u(cpuct):
+    mcts = expanded_root(GameState.initial(), cpuct=cpuct)
     edges = [edge for _, edge in mcts.root.edges]
     for edge, (n, w) in zip(edges, [(4, 2.0), (4, -1.0), (1, 0.9), (0, 0.0), (4, 0.0), (4, 0.0), (3, 0.0)]):
         edge.N, edge.W, edge.Q = n, w, (w / n if n else 0.0)
     mcts.root.N = sum(edge.N for edge in edges)
-    u = [np.sqrt(mcts.root.N) * edge.P / (1 + edge.N) for edge in edges]
+    u = [cpuct * np.sqrt(mcts.root.N) * edge.P / (1 + edge.N) for edge in edges]
     scores = [edge.Q + ui for edge, ui in zip(edges, u)]
     _, _, _, breadcrumbs = mcts.moveToLeaf()
     assert breadcrumbs[0] is edges[int(np.argmax(scores))]
+
+
+@pytest.mark.parametrize(("cpuct", "column"), [(0.1, 0), (1.0, 6), (2.0, 6)])
+def test_cpuct_weighs_the_prior_against_the_value(cpuct, column):
+    """Column 1 has the higher Q (0.5 against 0.3), column 7 the higher prior (0.8 against 0.2),
+    both 10 visits: a small CPUCT follows the value, CPUCT 1 or more the prior."""
+    mcts = expanded_root(GameState.initial(), weights=[0.2, 0, 0, 0, 0, 0, 0.8], cpuct=cpuct)
+    edges = [edge for _, edge in mcts.root.edges]
+    for edge, q in ((edges[0], 0.5), (edges[6], 0.3)):
+        edge.N, edge.W, edge.Q = 10, 10 * q, q
+    mcts.root.N = 20
+    _, _, _, breadcrumbs = mcts.moveToLeaf()
+    assert breadcrumbs[0] is edges[column]
 
 
 # -- edges made when first chosen ------------------------------------------------------------------
@@ -343,6 +357,18 @@ def test_change_root_draws_anew():
     assert mcts.rootNoise is None
     mcts.drawRootNoise()
     assert mcts.rootNoise is not None and not np.allclose(mcts.rootNoise, first)
+
+
+def test_noise_concentration_follows_alpha():
+    """Dirichlet(alpha) over the 7 root moves: a small alpha puts nearly all the noise on one
+    move, a large one spreads it evenly (the same generator seed for both)."""
+    shares = {}
+    for alpha in (0.03, 100.0):
+        mcts = expanded_root(GameState.initial(), epsilon=0.25, alpha=alpha, rng=np.random.default_rng(3))
+        mcts.drawRootNoise()
+        shares[alpha] = np.asarray(mcts.rootNoise)
+    assert np.isclose(shares[0.03].sum(), 1) and np.isclose(shares[100.0].sum(), 1)
+    assert shares[0.03].max() > 0.9 and np.all(np.abs(shares[100.0] - 1 / 7) < 0.05)
 
 
 def test_noise_steers_the_root_selection():

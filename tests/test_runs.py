@@ -15,7 +15,7 @@ import runs
 import storage
 from agent import Agent, User
 from config import PROJECT_ROOT, Config, ConfigError
-from game import Game
+from game import Game, GameState
 from helpers import randomPositions
 from memory import Memory
 from model import Residual_CNN
@@ -30,7 +30,9 @@ def test_versionPlayer_resolves_every_kind_of_version(run_folder, tiny_cfg):
     assert isinstance(best, Agent) and best.config == tiny_cfg and best.MCTSsimulations == 3
     assert all(np.array_equal(a, b) for a, b in zip(best.model.model.get_weights(), saved.get_weights()))
     assert runs.versionPlayer("one", ENV, other, run_folder, 1).MCTSsimulations == tiny_cfg.MCTS_SIMS
-    assert isinstance(runs.versionPlayer("untrained", ENV, other, run_folder, 0), Agent)
+    untrained = runs.versionPlayer("untrained", ENV, other, run_folder, 0)
+    assert isinstance(untrained, Agent)
+    assert not all(np.array_equal(a, b) for a, b in zip(untrained.model.model.get_weights(), saved.get_weights()))
     human = runs.versionPlayer("you", ENV, other, run_folder, -1)
     assert isinstance(human, User) and human.input_fn is None
 
@@ -71,6 +73,10 @@ def test_startingPoint_names_the_config_training_will_use(run_folder, tiny_cfg, 
 def test_an_iteration_is_recorded_row_then_checkpoint_and_old_snapshots_go(tiny_cfg, tmp_path):
     cfg = tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "run"), MEMORY_SNAPSHOTS_KEPT=2)
     run = runs.openRun(cfg, say=lambda _: None)
+    state = GameState.fromMoves("44")
+    run.memory.commit_stmemory(Game.identities, state, np.eye(42)[state.actionForColumn(3)], 0.25)
+    run.memory.setResult(state, -1.0)
+    run.memory.commit_ltmemory()
     for iteration in (1, 2, 3):
         run.saveMemory(iteration)
         assert runs.readCheckpoint(run.folder)["memory_iteration"] == (iteration - 1 or None)
@@ -79,7 +85,9 @@ def test_an_iteration_is_recorded_row_then_checkpoint_and_old_snapshots_go(tiny_
                                                    "memory_iteration": iteration}
     assert storage.memory_snapshots(run.folder) == [2, 3]
     assert [row["iteration"] for row in runs.readMetrics(run.folder)] == [1, 2, 3]
-    assert isinstance(Memory.load(storage.memory_path(run.folder, 3), cfg.MEMORY_SIZE), Memory)
+    loaded = Memory.load(storage.memory_path(run.folder, 3), cfg.MEMORY_SIZE).ltmemory
+    assert [(row["id"], row["value"], row["q"]) for row in loaded] == [(state.id, -1.0, 0.25),
+                                                                       (state.mirrored().id, -1.0, 0.25)]
 
 
 def test_a_promotion_is_saved_and_checkpointed_at_once(tiny_cfg, tmp_path):
