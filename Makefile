@@ -9,7 +9,7 @@ ITERATIONS ?= 3
 PRESET ?= default
 MINUTES ?= 10
 
-.PHONY: train test bench bench-workers pons perfect movetime curve ablation play notebook export ship-run
+.PHONY: train test bench bench-workers pons perfect movetime curve ablation play notebook export tensorboard ship-run
 
 SHIPPED_RUN := run_archive/connect4/run0006
 
@@ -58,6 +58,11 @@ notebook: $(VENV)/.installed
 
 export: $(VENV)/.installed
 	$(PY) -m export
+
+# A run's TensorBoard view (RUN, default the shipped run) rebuilt from its metrics.jsonl, then TensorBoard on it.
+tensorboard: $(VENV)/.installed
+	$(PY) -c "import runs; print('TensorBoard view rebuilt:', runs.rewriteScalars('$(RUN)'))"
+	$(VENV)/bin/tensorboard --logdir $(RUN)/tensorboard
 
 # Stage a committed run's resumable state, its whole-game records and the versions they measure
 # (runs.shippedFiles) in place of what git held of it; then `git commit`. RUN: the run folder

@@ -22,10 +22,10 @@ import shutil
 from pathlib import Path
 
 import keras
-import tensorflow as tf
 
 import evaluation
 import loggers as lg
+import scalars
 import storage
 from agent import Agent, User, checkedSimulations
 from config import DEFAULT, Config, playSearch, withSearch
@@ -59,8 +59,8 @@ class RunState:
         self.bestEvaluation: tuple[int, dict] | None = None
         """(version, mistake rates) of the last evaluation against perfect play: a
         version that was not replaced keeps its rates without being scored again."""
-        self._summaries: tf.summary.SummaryWriter | None = None
-        """The TensorBoard writer (TENSORBOARD), opened by the first row it writes."""
+        self.scalarWriter = scalars.ScalarWriter(folder) if cfg.TENSORBOARD else None
+        """The run's TensorBoard view (config TENSORBOARD), written a row at a time."""
 
     def benchmark(self) -> list[GameState]:
         """The run's seeded set of EVAL_POSITIONS positions scored against perfect play
@@ -112,42 +112,17 @@ class RunState:
     def finishIteration(self, iteration: int, row: dict) -> None:
         """Record iteration `iteration` as done: its metrics row, then the checkpoint (naming the memory snapshot
         `saveMemory` wrote), then the removal of memory snapshots beyond MEMORY_SNAPSHOTS_KEPT, then with
-        TENSORBOARD the row's scalars (`writeScalars`). The row goes before the checkpoint: a kill between the
-        two leaves a row beyond the checkpoint, which resuming drops (`dropMetricsAfter`), and the iteration is
-        redone."""
+        TENSORBOARD the row's scalars (`scalars.ScalarWriter`: a kill before them loses a step of the view, never
+        repeats one). The row goes before the checkpoint: a kill between the two leaves a row beyond the
+        checkpoint, which resuming drops (`dropMetricsAfter`), and the iteration is redone."""
         storage.append_line(storage.metrics_path(self.folder), json.dumps(row, sort_keys=True))
         self.iteration, self.memory_iteration = iteration, iteration
         storage.write_json(storage.checkpoint_path(self.folder), self.checkpoint())
         for old in storage.memory_snapshots(self.folder)[:-self.cfg.MEMORY_SNAPSHOTS_KEPT]:
             if old != iteration:
                 storage.memory_path(self.folder, old).unlink(missing_ok=True)
-        if self.cfg.TENSORBOARD:
-            self.writeScalars(iteration, row)
-
-    def writeScalars(self, iteration: int, row: dict) -> None:
-        """Write the numbers of a metrics row (`scalars`) as TensorBoard scalars of step
-        `iteration`, under <run folder>/tensorboard/.  After the checkpoint: a kill in
-        between loses one step of the view, never repeats one."""
-        if self._summaries is None:
-            self._summaries = tf.summary.create_file_writer(str(storage.tensorboard_folder(self.folder)))
-        with self._summaries.as_default(step=iteration):
-            for tag, value in scalars(row):
-                tf.summary.scalar(tag, value)
-        self._summaries.flush()
-
-
-def scalars(row: dict, prefix: str = "") -> list[tuple[str, float]]:
-    """The numbers of a metrics row as (tag, value), by tag: nested entries tagged
-    'scores/current_player', 'seconds/selfplay'; True / False as 1 / 0; entries
-    without a value (None) and the iteration (the step) left out."""
-    found = []
-    for key, value in sorted(row.items()):
-        tag = prefix + key
-        if isinstance(value, dict):
-            found += scalars(value, tag + "/")
-        elif isinstance(value, (bool, int, float)) and tag != "iteration":
-            found.append((tag, float(value)))
-    return found
+        if self.scalarWriter is not None:
+            self.scalarWriter.write(row)
 
 
 def runConfig(run_folder, fallback: Config | None = None) -> Config:
@@ -299,6 +274,12 @@ def isMetricsRow(row) -> bool:
             and _isInt(row.get("best_player_version")) and row["best_player_version"] >= 1
             and isinstance(row.get("seconds"), dict)
             and all(_isInt(v) or (isinstance(v, float) and math.isfinite(v)) for v in row["seconds"].values()))
+
+
+def rewriteScalars(folder) -> Path:
+    """Rebuild the TensorBoard view of the run in `folder` from its metrics.jsonl (`scalars.rewrite`; `make
+    tensorboard`): for a run trained without TENSORBOARD, or shipped without its event files."""
+    return scalars.rewrite(folder, readMetrics(folder))
 
 
 def trainingHours(rows: list[dict]) -> list[float]:

@@ -5,6 +5,8 @@ commits."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.util.tensor_util import make_ndarray
@@ -13,6 +15,7 @@ import config
 import funcs
 import loggers
 import runs
+import scalars
 import storage
 
 
@@ -39,24 +42,24 @@ def iterations(tiny_cfg, tmp_path_factory):
 
 def test_each_iteration_s_metrics_row_is_written_as_scalars_of_its_step(iterations):
     folder, rows = iterations
-    scalars = readScalars(storage.tensorboard_folder(folder))
+    written = readScalars(storage.tensorboard_folder(folder))
     assert rows[1]["trained"] and not rows[0]["trained"]
     for row in rows:
-        expected = dict(runs.scalars(row))
-        assert {tag: steps[row["iteration"]] for tag, steps in scalars.items()
+        expected = dict(scalars.scalars(row))
+        assert {tag: steps[row["iteration"]] for tag, steps in written.items()
                 if row["iteration"] in steps} == pytest.approx(expected)
-    second = {tag: steps[2] for tag, steps in scalars.items() if 2 in steps}
+    second = {tag: steps[2] for tag, steps in written.items() if 2 in steps}
     for tag in ("loss", "value_loss", "policy_loss", "scores/current_player", "scores/best_player", "promoted",
                 "mistake_rate", "network_mistake_rate", "seconds/selfplay", "seconds/tournament", "learning_rate"):
         assert tag in second, tag
     assert second["promoted"] == float(rows[1]["promoted"]) and second["loss"] == pytest.approx(rows[1]["loss"])
-    assert "iteration" not in scalars and "loss" not in {tag for tag, steps in scalars.items() if 1 in steps}
+    assert "iteration" not in written and "loss" not in {tag for tag, steps in written.items() if 1 in steps}
 
 
 def test_a_metrics_row_s_numbers_are_its_scalars():
     row = {"iteration": 3, "loss": 0.5, "promoted": True, "scores": {"best_player": 2, "drawn": 0},
            "mistake_rate": None, "seconds": {"selfplay": 1.5}, "note": "text"}
-    assert runs.scalars(row) == [("loss", 0.5), ("promoted", 1.0), ("scores/best_player", 2.0), ("scores/drawn", 0.0),
+    assert scalars.scalars(row) == [("loss", 0.5), ("promoted", 1.0), ("scores/best_player", 2.0), ("scores/drawn", 0.0),
                                  ("seconds/selfplay", 1.5)]
 
 
@@ -80,3 +83,25 @@ def test_the_switch_is_on_in_the_strong_preset_and_taken_from_the_config_given_t
     assert not any("own config.json" in line for line in said)
     with pytest.raises(config.ConfigError, match="TENSORBOARD must be True or False, got 1"):
         cfg.replace(TENSORBOARD=1)
+
+
+def test_a_run_s_view_is_rebuilt_from_its_metrics_rows_alone(iterations, tmp_path):
+    """A copy of the run without its event files (as a shipped run is committed), and one whose view holds a
+    stray step: both rebuilt with exactly the rows' scalars, the lock held and given back."""
+    original, rows = iterations
+    expected = readScalars(storage.tensorboard_folder(original))
+    for stray in (False, True):
+        folder = tmp_path / f"copy{stray}"
+        shutil.copytree(original, folder, ignore=shutil.ignore_patterns("tensorboard", storage.LOCK_NAME))
+        if stray:
+            scalars.ScalarWriter(folder).write({"iteration": 7, "loss": 9.0})
+        assert runs.rewriteScalars(folder) == storage.tensorboard_folder(folder)
+        assert readScalars(storage.tensorboard_folder(folder)) == expected
+        with storage.runLock(folder):  # given back
+            pass
+
+
+def test_a_folder_without_metrics_rows_has_no_view_to_rebuild(tmp_path):
+    with pytest.raises(storage.RunFileError, match="has no metrics rows to show"):
+        runs.rewriteScalars(tmp_path / "empty")
+    assert not (tmp_path / "empty").exists()
