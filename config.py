@@ -450,12 +450,12 @@ class Config:
                               f"{{'filters': int, 'kernel_size': (int, int)}}, got {layers!r}")
         for i, layer in enumerate(layers):
             ok = (isinstance(layer, dict) and set(layer) == {"filters", "kernel_size"}
-                  and _is_positive_int(layer["filters"])
+                  and _is_positive_int(layer["filters"]) and layer["filters"] <= 4096
                   and isinstance(layer["kernel_size"], tuple) and len(layer["kernel_size"]) == 2
-                  and all(_is_positive_int(k) for k in layer["kernel_size"]))
+                  and all(_is_positive_int(k) and k <= 7 for k in layer["kernel_size"]))
             if not ok:
-                raise ConfigError(f"HIDDEN_CNN_LAYERS[{i}] must be {{'filters': positive int, "
-                                  f"'kernel_size': (positive int, positive int)}}, got {layer!r}")
+                raise ConfigError(f"HIDDEN_CNN_LAYERS[{i}] must be {{'filters': 1..4096, 'kernel_size': (1..7, "
+                                  f"1..7)}} (the board is 6 x 7), got {layer!r}")
             if layer["filters"] != layers[0]["filters"]:
                 raise ConfigError(f"HIDDEN_CNN_LAYERS[{i}] has {layer['filters']} filters but the first layer "
                                   f"has {layers[0]['filters']}: a residual block adds its input to its "

@@ -57,8 +57,8 @@ def loadPlayer(version: int | None = None, run_folder=None, sims: int | None = N
     other PLAY_* settings (`config.playSearch`: each unset one leaves the run's own
     search setting; PLAY_MOVE_SECONDS limits each move's time)."""
     cfg = cfg or DEFAULT
-    if version is not None and not isinstance(version, bool) and version < 0:
-        raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version}"
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 0):
+        raise ValueError(f"version must be 0 (an untrained network) or a saved version number, got {version!r}"
                          + (": -1 is a human, and loadPlayer makes an agent" if version == -1 else ""))
     folder = Path(run_folder) if run_folder is not None else cfg.path("RUN_FOLDER")
     shipped = storage.model_path(SHIPPED_RUN, SHIPPED_VERSION)
@@ -506,7 +506,8 @@ def main(argv=None, input_fn=None, output_fn=print) -> Match:
 
 def playCommand(args: argparse.Namespace, input_fn=None, output_fn=print) -> Match:
     """The game the command line's arguments (`cli.PLAYING`'s) ask for; a version that
-    cannot be played ends the command with the project's message."""
+    cannot be played ends the command with the project's message, Ctrl-C with a line
+    saying the game was left (exit status 130), not a traceback."""
     try:
         agent = loadPlayer(args.version, args.run_folder, args.sims, say=output_fn)
     except (ValueError, storage.RunFileError) as exc:
@@ -514,8 +515,11 @@ def playCommand(args: argparse.Namespace, input_fn=None, output_fn=print) -> Mat
     output_fn(f"Playing version {args.version if args.version is not None else 'best'} with "
               f"{agent.MCTSsimulations} simulations per move.")
     colour = output_fn is print and sys.stdout.isatty()
-    return playGame(agent, human_first=not args.second, input_fn=input_fn, output_fn=output_fn,
-                    show=lambda state, last: output_fn(boardText(state, last, colour)))
+    try:
+        return playGame(agent, human_first=not args.second, input_fn=input_fn, output_fn=output_fn,
+                        show=lambda state, last: output_fn(boardText(state, last, colour)))
+    except KeyboardInterrupt:
+        cli.PLAYING.exit(130, "\nInterrupted: the game was left unfinished.\n")
 
 
 if __name__ == "__main__":

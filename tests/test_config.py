@@ -41,6 +41,8 @@ SMALL_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
     ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (3, 3)}, {"filters": 0, "kernel_size": (3, 3)}]},
      "HIDDEN_CNN_LAYERS[1]"),
     ({"HIDDEN_CNN_LAYERS": [{"filters": True, "kernel_size": (3, 3)}]}, "HIDDEN_CNN_LAYERS[0]"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 2**40, "kernel_size": (3, 3)}]}, r"HIDDEN_CNN_LAYERS[0] must be .*1\.\.4096"),
+    ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (99, 99)}]}, r"\(the board is 6 x 7\)"),
     ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (3, 3), "strides": 2}]}, "HIDDEN_CNN_LAYERS[0]"),
     ({"HIDDEN_CNN_LAYERS": [{"filters": 8, "kernel_size": (3, 3)}, {"filters": 16, "kernel_size": (3, 3)}]},
      "HIDDEN_CNN_LAYERS[1]"),

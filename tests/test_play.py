@@ -268,6 +268,8 @@ def test_loadPlayer_names_the_saved_versions_when_one_is_missing(run_folder):
         play.loadPlayer(2, run_folder)
     with pytest.raises(ValueError, match="version must be 0 .* got -1: -1 is a human"):
         play.loadPlayer(-1, run_folder)
+    with pytest.raises(ValueError, match="version must be 0 .* got '777'$"):
+        play.loadPlayer("777", run_folder)
     with pytest.raises(ValueError, match="version must be 0 .* got -5$"):
         play.loadPlayer(-5, run_folder)
     with pytest.raises(ValueError, match="sims must be a positive"):
@@ -288,6 +290,13 @@ def test_terminal_entry_point_plays_a_game(run_folder):
                       human.input_fn, human.output_fn)
     assert match.over and match.human == -1 and match.agent.MCTSsimulations == 2
     assert human.said[0] == "Playing version best with 2 simulations per move."
+
+
+def test_terminal_entry_point_ends_on_ctrl_c_with_a_line_not_a_traceback(run_folder, capsys):
+    human = Script(["4", KeyboardInterrupt()])
+    with pytest.raises(SystemExit) as exit_:
+        play.main(["--run-folder", str(run_folder), "--sims", "2"], human.input_fn, human.output_fn)
+    assert exit_.value.code == 130 and "Interrupted: the game was left unfinished." in capsys.readouterr().err
 
 
 def test_terminal_entry_point_names_a_missing_version(run_folder, capsys):
