@@ -352,13 +352,6 @@ class Mistake:
         visits = sum(row["N"] for row in self.table)
         return sum(row["N"] for row in self.table if row["column"] in self.keeping) / max(1, visits)
 
-    @property
-    def keepingPrior(self) -> float | None:
-        """The network's prior on the columns keeping the value, summed."""
-        if not self.table:
-            return None
-        return sum(row["P"] for row in self.table if row["column"] in self.keeping)
-
 
 @dataclass(frozen=True)
 class WholeGame:
