@@ -224,19 +224,23 @@ def loadPonsSet(path, limit: int | None = None) -> list[tuple[GameState, int]]:
     first player first; score for the player to move), at most `limit` of them."""
     path = Path(path)
     positions = []
-    with path.open() as lines:
-        for number, line in enumerate(lines, 1):
-            if limit is not None and len(positions) >= limit:
-                break
-            if not line.strip():
-                continue
-            fields = line.split()
-            try:
-                if len(fields) != 2:
-                    raise ValueError(f"expected 'moves score', got {line.strip()!r}")
-                positions.append((GameState.fromMoves(fields[0]), int(fields[1])))
-            except ValueError as exc:
-                raise ValueError(f"{path}, line {number}: {exc}") from None
+    try:
+        text = path.read_text(encoding="ascii")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not a text file of 'moves score' lines "
+                         f"({exc.reason} at byte {exc.start})") from None
+    for number, line in enumerate(text.splitlines(), 1):
+        if limit is not None and len(positions) >= limit:
+            break
+        if not line.strip():
+            continue
+        fields = line.split()
+        try:
+            if len(fields) != 2:
+                raise ValueError(f"expected 'moves score', got {line.strip()!r}")
+            positions.append((GameState.fromMoves(fields[0]), int(fields[1])))
+        except ValueError as exc:
+            raise ValueError(f"{path}, line {number}: {exc}") from None
     return positions
 
 

@@ -177,6 +177,13 @@ def test_load_pons_set_names_the_bad_line(tmp_path, line, message):
         evaluation.loadPonsSet(path)
 
 
+def test_load_pons_set_names_a_file_that_is_not_text(tmp_path):
+    path = tmp_path / "Test_L3_R1"
+    path.write_bytes(b"44 0\n\xff\xfe\x00binary\n")
+    with pytest.raises(ValueError, match=r"Test_L3_R1 is not a text file of 'moves score' lines \(.* at byte 5\)"):
+        evaluation.loadPonsSet(path)
+
+
 # -- the Pons command line -----------------------------------------------------------------------------
 def test_pons_cli_scores_an_untrained_network(tmp_path, tiny_cfg, capsys):
     run = tmp_path / "run"
