@@ -65,6 +65,10 @@ def main() -> int:
         print(f"\nThe notebook's kernel died ({error}); its last words are in "
               f"{args.output.with_suffix('.kernel.log')}.", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\nInterrupted (the notebook as far as it ran is in {args.output}); training is crash-safe: the "
+              "same command resumes the run from its last finished iteration.", file=sys.stderr)
+        return 130
     print(f"\nDone; the executed notebook is in {args.output}.")
     return 0
 
