@@ -65,12 +65,10 @@ tensorboard: $(VENV)/.installed
 	$(VENV)/bin/tensorboard --logdir $(RUN)/tensorboard
 
 # Stage a committed run's resumable state, its whole-game records and the versions they measure
-# (runs.shippedFiles) in place of what git held of it; then `git commit`. RUN: the run folder
+# (shipping.shippedFiles) in place of what git held of it; then `git commit`. RUN: the run folder
 # (default the shipped run; a branch trained for several sittings, e.g. RUN=run_archive/connect4/run0003).
-# Pause training first: a finishing iteration would change the files.
+# Refused while the run trains (its lock is held) or when a file cannot be read: nothing is staged then.
 RUN ?= $(SHIPPED_RUN)
 ship-run: $(VENV)/.installed
-	@if pgrep -f "[f]uncs .*(--preset (strong|shipped)|--run-folder)" >/dev/null; then echo "a run is training: stop it first"; exit 1; fi
-	git rm -r -q --cached --ignore-unmatch $(RUN)
-	git add -f $$($(PY) -c "import runs; print(*runs.shippedFiles('$(RUN)'))")
-	git status --short $(RUN)
+	@files="$$($(PY) -m shipping $(RUN))" && \
+	  git rm -r -q --cached --ignore-unmatch $(RUN) && git add -f $$files && git status --short $(RUN)

@@ -78,13 +78,16 @@ def _writeBranch(source: Path, folder: Path, checkpoint: dict, cfg: Config, netw
     its networks from `network_file` where given, else from the source's."""
     network = runs.networkFor(cfg, folder)
     best = storage.model_path(source, checkpoint["best_player_version"])
-    saved = [storage.current_model_path(source)] + ([storage.average_model_path(source)]
-                                                    if cfg.WEIGHT_AVERAGE_DECAY > 0 else [])
-    for old in [best] + [path for path in saved if path.exists()]:
+    current = storage.current_model_path(source)
+    copies = [(best, best)] + ([(current, current)] if current.exists() else [])
+    if cfg.WEIGHT_AVERAGE_DECAY > 0:  # the average starts as the current network where the source keeps none
+        average = storage.average_model_path(source)
+        copies.append((average if average.exists() else copies[-1][0], average))
+    for old, new in copies:
         origin, way_out = ((old, f"restore it in {source}, or branch from another run") if network_file is None else
                            (Path(network_file), "give a network saved for the branch's config"))
         transferWeights(storage.load_model(origin, way_out), network.model)
-        storage.save_model(network.model, folder / old.relative_to(source))
+        storage.save_model(network.model, folder / new.relative_to(source))
     if checkpoint["memory_iteration"] is not None:
         memory = storage.memory_path(source, checkpoint["memory_iteration"])
         storage.atomic_write(storage.memory_path(folder, checkpoint["memory_iteration"]),

@@ -150,33 +150,6 @@ def readCheckpoint(folder: Path) -> dict:
     return values
 
 
-def resumeFiles(folder) -> list[Path]:
-    """The files a run resumes from exactly where its checkpoint says (config,
-    checkpoint, metrics, learning curve where there is one, best and current network
-    and the current one's average, the checkpoint's memory snapshot): what to commit of a run shipped in git
-    (`make ship-run`); older versions and snapshots are history, not needed."""
-    folder = Path(folder)
-    checkpoint = readCheckpoint(folder)
-    files = [storage.config_path(folder), storage.checkpoint_path(folder), storage.metrics_path(folder),
-             storage.model_path(folder, checkpoint["best_player_version"])]
-    files += [path for path in (storage.curve_path(folder), storage.current_model_path(folder),
-                                storage.average_model_path(folder)) if path.exists()]
-    if checkpoint["memory_iteration"] is not None:
-        files.append(storage.memory_path(folder, checkpoint["memory_iteration"]))
-    return files
-
-
-def shippedFiles(folder) -> list[Path]:
-    """What `make ship-run` commits of a run: the files it resumes from (`resumeFiles`), its whole-game
-    records, and the saved versions they measure (ensembles' members too), to reproduce them from a clone."""
-    files = resumeFiles(folder)
-    records = storage.whole_games_records(folder)
-    measured = {version for record in map(json.loads, map(Path.read_text, records))
-                for version in (record["version"], *record.get("ensemble", ()))}
-    models = [storage.model_path(folder, version) for version in sorted(measured)]
-    return files + records + [path for path in models if path.exists() and path not in files]
-
-
 def _isInt(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -403,14 +376,14 @@ def _resume(folder: Path, cfg: Config, say) -> RunState:
     _loadBest(best_NN, folder, version, f"set best_player_version in {storage.checkpoint_path(folder)} to an "
                                         f"intact saved version (saved: {savedVersionsList(folder)})")
     _clearUnrecorded(folder, version, say)  # only once the checkpoint's version loaded: a wrong one touches nothing
-    _loadSaved(current_NN, best_NN, "best version", storage.current_model_path(folder), say,
-               expected=any(row.get("trained") for row in readMetrics(folder)))
+    retrained = any(row.get("trained") for row in readMetrics(folder))
+    _loadSaved(current_NN, best_NN, "best version", storage.current_model_path(folder), say, expected=retrained)
     memory, memory_iteration = _resumeMemory(folder, cfg, checkpoint["memory_iteration"], say)
     dropMetricsAfter(folder, checkpoint["iteration"])
     say(f"Resumed run in {folder}: {checkpoint['iteration']} iterations done, best version "
         f"{version}, {len(memory)} positions in memory.")
     return RunState(folder, cfg, checkpoint["iteration"], version, memory, best_NN, current_NN, memory_iteration,
-                    _averageNetwork(cfg, folder, current_NN, say))
+                    _averageNetwork(cfg, folder, current_NN, say, retrained))
 
 
 def _loadBest(network, folder: Path, version: int, way_out: str) -> None:
@@ -444,12 +417,14 @@ def rebuildCheckpoint(folder: Path, cfg: Config, say) -> None:
     if not rows:
         iteration = max(snapshots, default=0)
     memory_iteration = max((i for i in snapshots if i <= iteration), default=None)
+    later = [storage.set_aside(storage.memory_path(folder, i), "unrecorded").name for i in snapshots if i > iteration]
     storage.write_json(storage.checkpoint_path(folder), {"iteration": iteration, "best_player_version": best,
                                                          "memory_iteration": memory_iteration})
     memory = ("no memory snapshot (memory starts empty)" if memory_iteration is None
               else f"the memory snapshot of iteration {memory_iteration}")
     dropped = (f"; the metrics rows after iteration {iteration} name newer versions and are dropped"
                if rows and rows[-1]["iteration"] > iteration else "")
+    dropped += f"; the later memory snapshots are set aside, never overwritten: {', '.join(later)}" if later else ""
     say(f"{folder} had no checkpoint.json: rebuilt it from what the folder holds: {iteration} iterations done "
         f"({'metrics.jsonl' if rows else 'no metrics rows: the newest memory snapshot'}), best version {best} "
         f"(the newest saved version that loads), {memory}{dropped}.")
@@ -510,13 +485,14 @@ def _loadSaved(network, fallback, fallback_name: str, path: Path, say, expected:
             say(f"{str(error).split('; ')[0]}; {path.name} restarts from the {fallback_name}.")
 
 
-def _averageNetwork(cfg: Config, folder: Path, current_NN, say):
+def _averageNetwork(cfg: Config, folder: Path, current_NN, say, retrained: bool = False):
     """With WEIGHT_AVERAGE_DECAY > 0 the average of the current network's weights as
-    last saved, else as the current network (a new run, or a branch turning it on)."""
+    last saved, else (a new run) as the current network; missing after the run `retrained`,
+    said aloud (a branch turning the average on saves it at once, `branches.branchRun`)."""
     if cfg.WEIGHT_AVERAGE_DECAY == 0:
         return None
     average = networkFor(cfg, folder)
-    _loadSaved(average, current_NN, "current network", storage.average_model_path(folder), say)
+    _loadSaved(average, current_NN, "current network", storage.average_model_path(folder), say, expected=retrained)
     return average
 
 

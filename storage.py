@@ -20,7 +20,8 @@ Layout of a run folder::
     models/NAME.damaged        a version found damaged when a lost checkpoint was rebuilt
                                (set aside: no run reads it)
     models/NAME.unrecorded     a version newer than the checkpoint's best beyond what a killed
-                               promotion leaves (a checkpoint set back by hand; set aside)
+                               promotion leaves (a checkpoint set back by hand; set aside), and
+    memory/NAME.unrecorded     snapshots newer than a rebuilt checkpoint (set aside, never overwritten)
     memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
     tensorboard/               the metrics rows' scalars as TensorBoard event files (config
                                TENSORBOARD; a view, training never reads it)

@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/iteration.py [--run-folder F] [--iterations N]
                                                [--baseline COMMIT]
 
-A copy of the run's resumable state (`runs.resumeFiles`: its config, checkpoint,
+A copy of the run's resumable state (`shipping.resumeFiles`: its config, checkpoint,
 metrics, best and current network, memory snapshot) is resumed for N iterations by
 `python -m funcs` from this tree, and, with --baseline, another copy by the same
 command from a checkout of COMMIT (a git worktree in a temporary folder, its rules and
@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import runs  # noqa: E402
+import shipping  # noqa: E402
 from config import STRONG  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +43,7 @@ PHASES = ("selfplay", "reanalyse", "retrain", "tournament", "evaluation", "save"
 def copyRun(folder: Path, into: Path) -> Path:
     """A copy of the run's resumable files in `into`/run."""
     copy = into / "run"
-    for path in runs.resumeFiles(folder):
+    for path in shipping.resumeFiles(folder):
         target = copy / path.relative_to(folder)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)

@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> dict:
         played = {} if args.own_search else playSearch(cfg)
         search = searchChanges(cfg, {**played, **dict(args.set)})  # refused before any game
         ensemble = tuple(args.ensemble)
+        out = args.out or recordPath(args.run_folder, version, sims, args.won, args.drawn, search, ensemble)
         members = "".join(f", with version {member}" for member in ensemble)
         print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations"
               f"{searchLabel(search)}{members}, {args.won} won and {args.drawn} drawn starts from openings of "
@@ -160,13 +161,24 @@ def main(argv: list[str] | None = None) -> dict:
                               classify=not args.no_classify, search=search, ensemble=ensemble)
     except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
-    out = args.out or storage.whole_games_path(args.run_folder, version, sims, search=search, ensemble=ensemble)
     storage.write_json(out, record)
     print(evaluation.wholeGameText(record["summary"]))
     print(f"{record['agent_moves']} agent moves in {record['seconds_playing']:.0f} s "
           f"({record['seconds_playing'] / max(1, record['agent_moves']):.2f} s per move, all games in lockstep); "
           f"record: {out}")
     return record
+
+
+def recordPath(run_folder, version: int, sims: int, won: int, drawn: int, search: dict, ensemble: tuple) -> Path:
+    """Where a record of `won` + `drawn` starts goes: the version's record of that search
+    (`storage.whole_games_path`), unless that one holds more starts, which a smaller sample
+    never replaces: then the name with its starts, beside it."""
+    main = storage.whole_games_path(run_folder, version, sims, search=search, ensemble=ensemble)
+    if main.exists():
+        held = storage.read_json(main, "whole-game record", "restore it, or move it out of perfect/")
+        if held["won_starts"] + held["drawn_starts"] > won + drawn:
+            return storage.whole_games_path(run_folder, version, sims, (won, drawn), search=search, ensemble=ensemble)
+    return main
 
 
 def classifyMain(args, parser: argparse.ArgumentParser) -> dict:

@@ -188,7 +188,7 @@ RUN_FILES = {
     "best model": lambda run: storage.model_path(run, runs.readCheckpoint(run)["best_player_version"]),
     "current model": storage.current_model_path,
 }
-"""The files a run resumes from (`runs.resumeFiles`), by what they are."""
+"""The files a run resumes from (`shipping.resumeFiles`), by what they are."""
 
 
 def _flipBytes(content: bytes, rng: random.Random) -> bytes:

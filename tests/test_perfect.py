@@ -10,6 +10,7 @@ import pytest
 import evaluation
 import plots
 import runs
+import shipping
 import storage
 from agent import Agent, searchWithoutNetwork
 from benchmarks import perfect
@@ -165,6 +166,16 @@ def test_benchmark_script_writes_its_record(run_folder, tmp_path, capsys):
     assert "kept" in capsys.readouterr().out
 
 
+def test_a_smaller_sample_never_replaces_a_versions_record_but_goes_beside_it(run_folder, capsys):
+    larger = perfect.main(["--run-folder", str(run_folder), "--won", "3", "--drawn", "2", "--sims", "4"])
+    smaller = perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4"])
+    assert json.loads(storage.whole_games_path(run_folder, 3, 4).read_text()) == json.loads(json.dumps(larger))
+    beside = storage.whole_games_path(run_folder, 3, 4, (1, 1))
+    assert json.loads(beside.read_text()) == json.loads(json.dumps(smaller)) and str(beside) in capsys.readouterr().out
+    again = perfect.main(["--run-folder", str(run_folder), "--won", "3", "--drawn", "3", "--sims", "4"])
+    assert json.loads(storage.whole_games_path(run_folder, 3, 4).read_text()) == json.loads(json.dumps(again))
+
+
 def test_a_record_played_without_classifying_is_classified_afterwards_as_in_one_go(run_folder, tmp_path, capsys):
     args = ["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4"]
     later, at_once = tmp_path / "later.json", tmp_path / "at_once.json"
@@ -251,7 +262,7 @@ def test_an_ensemble_plays_into_a_record_of_its_own_kept_out_of_the_curve_and_sh
     assert [g["moves"] for g in joined["games"]] != [g["moves"] for g in alone["games"]]
     classified = perfect.main(["--run-folder", str(run_folder), "--classify", str(path)])
     assert classified["ensemble"] == [1] and classified["games"][0]["moves"] == joined["games"][0]["moves"]
-    assert storage.model_path(run_folder, 1) in runs.shippedFiles(run_folder)  # no record of version 1 alone
+    assert storage.model_path(run_folder, 1) in shipping.shippedFiles(run_folder)  # no record of version 1 alone
     assert plots.wholeGameCurve(run_folder, shared=[]) == []  # version 3 was never promoted in a metrics row
     perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--sims", "4", "--no-classify",
                   "--version", "1", "--ensemble", "3"])

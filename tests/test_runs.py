@@ -12,6 +12,7 @@ import branches
 import funcs
 import loggers
 import runs
+import shipping
 import storage
 from agent import Agent, User
 from config import PROJECT_ROOT, Config, ConfigError
@@ -158,6 +159,19 @@ def runCopy(trained_run, tmp_path) -> tuple[Path, Config]:
     return copy, cfg.replace(RUN_FOLDER=str(copy))
 
 
+def test_the_files_to_ship_are_refused_while_the_run_trains_or_a_record_is_damaged(trained_run, tmp_path, capsys):
+    folder, _ = runCopy(trained_run, tmp_path)
+    assert shipping.printShippedFiles(folder) is None
+    assert capsys.readouterr().out.split() == [str(path) for path in shipping.shippedFiles(folder)]
+    with storage.runLock(folder):
+        assert "another process is training in" in shipping.printShippedFiles(folder)
+    record = storage.whole_games_path(folder, 2, 8)
+    storage.write_text(record, "{torn")
+    assert f"whole-game record {record} is corrupt" in shipping.printShippedFiles(folder)
+    assert "holds no run to ship" in shipping.printShippedFiles(tmp_path / "typo")
+    assert not (tmp_path / "typo").exists() and capsys.readouterr().out == ""
+
+
 def test_a_run_that_lost_its_checkpoint_is_rebuilt_and_goes_on_never_started_afresh(trained_run, tmp_path):
     folder, cfg = runCopy(trained_run, tmp_path)
     checkpoint = runs.readCheckpoint(folder)
@@ -183,6 +197,8 @@ def test_a_rebuild_sets_a_damaged_newest_version_aside_with_the_rows_that_name_i
     storage.model_path(folder, best + 1).write_bytes(b"")  # a promotion whose file was emptied
     row = {**runs.readMetrics(folder)[-1], "iteration": 4, "best_player_version": best + 1}
     storage.append_line(storage.metrics_path(folder), json.dumps(row))
+    later = storage.memory_path(folder, 4)
+    shutil.copyfile(storage.memory_path(folder, 3), later)  # that iteration's snapshot, intact
     said = []
     run = runs.openRun(cfg, say=said.append)
     assert run.best_player_version == best and run.iteration == 3
@@ -191,6 +207,10 @@ def test_a_rebuild_sets_a_damaged_newest_version_aside_with_the_rows_that_name_i
     assert aside.exists() and not storage.model_path(folder, best + 1).exists()
     assert any("is empty (0 bytes)" in line and aside.name in line for line in said)
     assert any("rows after iteration 3 name newer versions and are dropped" in line for line in said)
+    assert not later.exists() and later.with_name(later.name + ".unrecorded").read_bytes() == \
+        storage.memory_path(folder, 3).read_bytes()  # set aside, never overwritten by the iteration redone
+    assert any("later memory snapshots are set aside, never overwritten: memory0004.npz.unrecorded" in line
+               for line in said)
     assert [row["iteration"] for row in runs.readMetrics(folder)] == [1, 2, 3]
 
 

@@ -11,6 +11,7 @@ import pytest
 import evaluation
 import play
 import runs
+import shipping
 import storage
 from config import SHIPPED, STRONG, Config
 
@@ -41,12 +42,12 @@ def test_the_shipped_run_holds_every_file_it_resumes_from():
     """What a fresh clone needs to resume the run where the checkpoint says (`make
     ship-run` stages these; a missing one would stop `make train PRESET=strong`)."""
     folder = play.SHIPPED_RUN
-    files = runs.resumeFiles(folder)
+    files = shipping.resumeFiles(folder)
     assert all(path.exists() for path in files)
     checkpoint = runs.readCheckpoint(folder)
     assert storage.current_model_path(folder) in files and storage.curve_path(folder) in files
     assert storage.memory_path(folder, checkpoint["memory_iteration"]) in files
-    shipped = runs.shippedFiles(folder)
+    shipped = shipping.shippedFiles(folder)
     assert all(path.exists() for path in shipped) and set(files) <= set(shipped)
     for record in storage.whole_games_records(folder):  # each record's version is there to reproduce it
         version = json.loads(record.read_text())["version"]
@@ -56,7 +57,7 @@ def test_the_shipped_run_holds_every_file_it_resumes_from():
 def test_the_shipped_network_loads_in_safe_mode_and_is_trained():
     version = play.SHIPPED_VERSION
     assert 1 < version <= play.trainedVersion(play.SHIPPED_RUN)
-    assert storage.model_path(play.SHIPPED_RUN, version) in runs.shippedFiles(play.SHIPPED_RUN)  # committed
+    assert storage.model_path(play.SHIPPED_RUN, version) in shipping.shippedFiles(play.SHIPPED_RUN)  # committed
     storage.load_model(storage.model_path(play.SHIPPED_RUN, version))  # safe mode, uncompiled
     agent = play.loadPlayer(version=version, run_folder=play.SHIPPED_RUN)
     positions = evaluation.benchmarkPositions(60, seed=11)

@@ -15,6 +15,7 @@ import config
 import funcs
 import loggers
 import runs
+import shipping
 import scalars
 import storage
 
@@ -70,7 +71,7 @@ def test_nothing_is_written_with_the_switch_off_and_nothing_of_it_is_shipped(ite
     loggers.disable_all()
     assert not storage.tensorboard_folder(folder).exists()
     on, _ = iterations
-    assert not any(storage.tensorboard_folder(on) in path.parents for path in runs.resumeFiles(on))
+    assert not any(storage.tensorboard_folder(on) in path.parents for path in shipping.resumeFiles(on))
 
 
 def test_the_switch_is_on_in_the_strong_preset_and_taken_from_the_config_given_to_training(tiny_cfg, tmp_path):

@@ -2,12 +2,15 @@
 after each retraining, the tournament's current player, the best network a promotion
 makes, and kept through a kill, a resume and a branch."""
 
+import json
+
 import numpy as np
 import pytest
 
 import branches
 import funcs
 import runs
+import shipping
 import storage
 from config import DEFAULT, STRONG, ConfigError
 from model import movingAverage
@@ -70,7 +73,7 @@ def test_retraining_folds_into_the_average_and_a_promotion_makes_it_the_best(tin
     assert _close(_weights(run.best_NN), expected)
     assert _close(storage.load_model(storage.model_path(run.folder, 2)).get_weights(), expected)
     assert not _close(_weights(run.best_NN), _weights(run.current_NN))
-    assert storage.average_model_path(run.folder) in runs.resumeFiles(run.folder)
+    assert storage.average_model_path(run.folder) in shipping.resumeFiles(run.folder)
 
 
 def test_the_tournament_plays_the_average_and_training_fits_the_current_network(tiny_cfg, tmp_path, monkeypatch):
@@ -102,6 +105,12 @@ def test_a_resumed_run_keeps_its_average_and_a_damaged_one_restarts_from_the_cur
     resumed = runs.openRun(cfg, say=said.append)
     assert _equal(_weights(resumed.average_NN), _weights(resumed.current_NN))
     assert any("average.keras" in line and "restarts from the current network" in line for line in said)
+    storage.average_model_path(run.folder).unlink()
+    storage.append_line(storage.metrics_path(run.folder), json.dumps(
+        {"iteration": 0, "best_player_version": 1, "trained": True, "seconds": {"retrain": 1.0}}))
+    said.clear()
+    runs.openRun(cfg, say=said.append)  # retrained, so it had saved the file: its loss is said
+    assert any("average.keras is missing, though the run has retrained" in line for line in said)
 
 
 def test_a_branch_carries_the_average_turns_it_on_from_the_current_network_or_drops_it(tiny_cfg, tmp_path):
@@ -119,6 +128,9 @@ def test_a_branch_carries_the_average_turns_it_on_from_the_current_network_or_dr
     _shifted(plain.current_NN, 1.0)
     plain.saveCurrentNetwork()
     branches.branchRun(plain.folder, tmp_path / "on", {"WEIGHT_AVERAGE_DECAY": 0.9}, say=lambda _: None)
-    turned_on = runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "on")), say=lambda _: None)
-    assert turned_on.cfg.WEIGHT_AVERAGE_DECAY == 0.9
+    assert _close(storage.load_model(storage.average_model_path(tmp_path / "on")).get_weights(),
+                  _weights(plain.current_NN))  # saved at once: a missing average is never the branch's start
+    said = []
+    turned_on = runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(tmp_path / "on")), say=said.append)
+    assert turned_on.cfg.WEIGHT_AVERAGE_DECAY == 0.9 and not any("is missing" in line for line in said)
     assert _close(_weights(turned_on.average_NN), _weights(plain.current_NN))
