@@ -97,7 +97,7 @@ class RunState:
         """Make the challenger (the current network, or its weights' average) the best one: saved as the next
         version, and the promotion checkpointed at once. A kill later in the iteration then redoes the iteration
         with the new best version, which is never lost; a kill between the save and the checkpoint leaves a
-        version the checkpoint does not name, which resuming deletes (`_clearUnrecorded`) before the tournament
+        version the checkpoint does not name, which resuming sets aside (`_clearUnrecorded`) before the tournament
         is played again."""
         self.best_player_version += 1
         self.best_NN.setWeightsFrom(self.challenger.model)
@@ -453,21 +453,16 @@ def _newestIntactVersion(folder: Path, cfg: Config, say) -> int:
 
 
 def _clearUnrecorded(folder: Path, best_version: int, say) -> None:
-    """Clear the saved versions newer than the checkpoint's best. A kill between a promotion's save and its
-    checkpoint leaves exactly one, best + 1, that no metrics row names: deleted, since the resumed iteration
-    plays that tournament again. Any other newer version means the checkpoint was set back by hand (to an older
-    intact version) or belongs to other files: each is set aside as NAME.unrecorded (`storage.set_aside`), never
-    deleted, and said aloud. Runs before the metrics rows after the checkpoint are dropped."""
-    newer = [version for version in storage.saved_versions(folder) if version > best_version]
-    named = any(row["best_player_version"] > best_version for row in readMetrics(folder))
-    if newer == [best_version + 1] and not named:
-        storage.model_path(folder, newer[0]).unlink()
-        say(f"Removed {storage.model_path(folder, newer[0])}: its promotion never reached the checkpoint.")
-        return
-    for version in newer:
-        aside = storage.set_aside(storage.model_path(folder, version), "unrecorded")
-        say(f"{storage.model_path(folder, version)} is newer than the checkpoint's best version {best_version}: "
-            f"set aside as {aside.name}.")
+    """Set aside the saved versions newer than the checkpoint's best as NAME.unrecorded (`storage.set_aside`),
+    said aloud, so that the next promotion's file takes a free name. A kill between a promotion's save and its
+    checkpoint leaves one, best + 1 (the resumed iteration plays that tournament again); a checkpoint set back
+    by hand, or restored from git beside a run trained on, leaves others. None is deleted: what it is, only
+    a person can tell."""
+    for version in storage.saved_versions(folder):
+        if version > best_version:
+            aside = storage.set_aside(storage.model_path(folder, version), "unrecorded")
+            say(f"{storage.model_path(folder, version)} is newer than the checkpoint's best version "
+                f"{best_version} (a promotion the checkpoint never recorded): set aside as {aside.name}.")
 
 
 def _loadSaved(network, fallback, fallback_name: str, path: Path, say, expected: bool = False) -> None:

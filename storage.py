@@ -19,8 +19,8 @@ Layout of a run folder::
                                (WEIGHT_AVERAGE_DECAY > 0), after its latest retraining
     models/NAME.damaged        a version found damaged when a lost checkpoint was rebuilt
                                (set aside: no run reads it)
-    models/NAME.unrecorded     a version newer than the checkpoint's best beyond what a killed
-                               promotion leaves (a checkpoint set back by hand; set aside), and
+    models/NAME.unrecorded     a version newer than the checkpoint's best (a killed promotion's, or
+                               a checkpoint set back; set aside), and
     memory/NAME.unrecorded     snapshots newer than a rebuilt checkpoint (set aside, never overwritten)
     memory/memoryNNNN.npz      long-term memory after iteration NNNN (last K kept)
     tensorboard/               the metrics rows' scalars as TensorBoard event files (config

@@ -765,7 +765,7 @@ def test_a_sampled_opening_makes_tournament_games_differ(tmp_path, tiny_cfg):
     assert len(openings["sampled"]) >= 6 and len(openings["sampled"]) > len(openings["greedy"]), openings
 
 
-def test_resume_removes_what_a_kill_left_unrecorded(tmp_path, tiny_cfg):
+def test_resume_clears_what_a_kill_left_unrecorded(tmp_path, tiny_cfg):
     folder = tmp_path / "run"
     cfg = tinyRunConfig(tiny_cfg, folder)
     runs.openRun(cfg, say=lambda _: None)
@@ -776,7 +776,8 @@ def test_resume_removes_what_a_kill_left_unrecorded(tmp_path, tiny_cfg):
     said = []
     runs.openRun(cfg, say=said.append)
     assert storage.saved_versions(folder) == [1] and not leftover.exists()
-    assert "version0002.keras" in said[0] and "never reached the checkpoint" in said[0]
+    assert (folder / "models" / "version0002.keras.unrecorded").exists()  # set aside, never deleted
+    assert "version0002.keras" in said[0] and "promotion the checkpoint never recorded" in said[0]
 
 
 def savedBytes(folder) -> dict:
@@ -800,8 +801,8 @@ def test_a_checkpoint_naming_a_version_not_saved_touches_no_saved_version(tmp_pa
 
 @pytest.mark.parametrize("newer", [[2, 3], [2]])
 def test_versions_beyond_a_checkpoint_set_back_by_hand_are_set_aside_never_deleted(tmp_path, tiny_cfg, newer):
-    """Set back to version 1 with 2 and 3 saved, or with 2 saved that a metrics row names: neither is what
-    a killed promotion leaves (one version no row names), so both are kept aside, byte for byte."""
+    """Set back to version 1 with 2 and 3 saved, or with 2 saved that a metrics row names: kept aside, byte for
+    byte, and the next promotion's file takes a free name."""
     folder = tmp_path / "run"
     cfg = tinyRunConfig(tiny_cfg, folder)
     runs.openRun(cfg, say=lambda _: None)
@@ -815,7 +816,8 @@ def test_versions_beyond_a_checkpoint_set_back_by_hand_are_set_aside_never_delet
     assert storage.saved_versions(folder) == [1]
     assert savedBytes(folder) == {(name if name == "version0001.keras" else name + ".unrecorded"): content
                                   for name, content in before.items()}
-    assert sum("newer than the checkpoint's best version 1: set aside" in line for line in said) == len(newer)
+    aside = [line for line in said if "newer than the checkpoint's best version 1 (" in line and "set aside" in line]
+    assert len(aside) == len(newer)
 
 
 def test_a_config_that_does_not_fit_the_saved_models_is_named(tmp_path, tiny_cfg):
