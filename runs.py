@@ -3,8 +3,9 @@ the players its saved versions make.
 
 A run lives in its folder (see `storage` for the layout).  `openRun` resumes the run
 a folder holds, with the config it was started with, or starts one (from scratch or
-from an archived run); resuming removes what a killed run left unrecorded and falls
-back to older memory snapshots when the newest is damaged.  A folder that holds any
+from an archived run); resuming clears what a killed run left unrecorded (temporary
+files removed, versions the checkpoint never named set aside) and falls back to older
+memory snapshots when the newest is damaged.  A folder that holds any
 file of a run is never started afresh: without its checkpoint the run is rebuilt
 from what is there (`rebuildCheckpoint`), or refused with the way out.
 `funcs.train` drives the iterations of the `RunState` this returns; the RunState
