@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from config import PRESETS
 
@@ -27,6 +28,37 @@ def positive(kind):
             raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
         return value
     parse.__name__ = kind.__name__  # argparse names the kind in "invalid int value: 'x'"
+    return parse
+
+
+def runFolder(text: str) -> Path:
+    """An argparse type: an existing folder, so that a mistyped --run-folder is named
+    at once, not read as a folder that holds no run."""
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a run folder" if path.exists()
+                                         else f"no folder {text}")
+    return path
+
+
+def outputPath(folder: bool = False, suffixes: tuple[str, ...] = ()):
+    """An argparse type: a path a command writes once its work is done, a file (with
+    `folder`, a folder), refused when parsed if it could not be written there: a folder
+    in a file's place or a file in a folder's, a path under a file, or a file name that
+    ends with none of `suffixes` (where given; any case): a typo then costs no games
+    or fitting."""
+    def parse(text: str) -> Path:
+        path = Path(text)
+        if path.exists() and path.is_dir() != folder:
+            raise argparse.ArgumentTypeError(f"{text} is {'a file' if folder else 'a folder'}: give the path of a "
+                                             f"{'folder' if folder else 'file'}")
+        above = next((parent for parent in path.parents if parent.exists()), Path("."))
+        if not above.is_dir():
+            raise argparse.ArgumentTypeError(f"{above} is a file: {text} cannot be written under it")
+        if suffixes and path.suffix.lower() not in suffixes:
+            raise argparse.ArgumentTypeError(f"{text} must end with one of {', '.join(suffixes)}")
+        return path
+    parse.__name__ = "path"
     return parse
 
 

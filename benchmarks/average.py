@@ -34,7 +34,7 @@ import runs  # noqa: E402
 import storage  # noqa: E402
 from config import SHIPPED  # noqa: E402
 from model import movingAverage  # noqa: E402
-from pons import PONS_FOLDER, setName  # noqa: E402
+from pons import PONS_FOLDER, loadSets, setName  # noqa: E402
 from refit import PonsTruth, networkFigures  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="Pons' sets (default: all six)")
     parser.add_argument("--limit", type=cli.positive(int), default=1000, help="positions per set (default 1000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER)
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=cli.outputPath(), default=None,
                         help="save the mean of the last max(K) versions to this .keras file")
     args = parser.parse_args(argv)
     counts = sorted(set(args.last or [len(args.versions)]))
@@ -83,12 +83,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
     missing = [v for v in args.versions if not storage.model_path(folder, v).exists()]
     if missing:
         parser.error(f"{folder} has no version {missing[0]} ({runs.savedVersionsList(folder)})")
+    try:
+        pons_sets = loadSets(args.pons_folder, args.sets, args.limit)
+    except ValueError as exc:
+        parser.error(str(exc))
     network = runs.networkFor(runs.runConfig(folder), folder)
     weights = {}
     for version in args.versions:
         network.loadWeights(storage.model_path(folder, version))
         weights[version] = network.model.get_weights()
-    sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
+    sets = [PonsTruth(name, pairs) for name, pairs in pons_sets.items()]
     print(f"Raw networks of {folder} on Pons' sets ({args.limit} positions each): policy mistakes % / mean "
           "|value - true result|, then the mean over the sets", flush=True)
     print(f"{'network':>12}" + "".join(f"  {evaluation.ponsLabel(name).split(' ')[0]:>15}" for name in args.sets)

@@ -33,13 +33,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import keras  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
-from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
+from matplotlib.backend_bases import FigureCanvasBase  # noqa: E402
+from pons import PONS_FOLDER, PONS_SETS, PonsSets, evaluateSets, loadSets  # noqa: E402
 
+import cli  # noqa: E402
 import plots  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from config import SHIPPED, ConfigError  # noqa: E402
 from game import Game  # noqa: E402
+
+FIGURE_SUFFIXES = tuple(f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes())
+"""The file names --plot takes: those whose ending names a format matplotlib writes
+(a name without one would get ".png" added, another file than the one named)."""
+
 
 def curveTable(rows: list[dict]) -> str:
     """One line per (version, sims, positions): hours, then network / agent mistake %
@@ -62,16 +69,16 @@ def curveSims(rows: list[dict]) -> int | None:
     return rows[-1]["sims"] if rows else None
 
 
-def scoreOnPons(folder: Path, version: int, sims: int, limit: int, pons_folder: Path) -> dict:
+def scoreOnPons(folder: Path, version: int, sims: int, limit: int, sets: PonsSets) -> dict:
     """Score `version` of the run in `folder` on Pons' sets (the raw network, and the
-    agent at `sims` simulations; `limit` positions per set), append the curve row to
+    agent at `sims` simulations; `sets` of `limit` positions each), append the curve row to
     the run's curve.jsonl and return it.  The version must have been the run's best
     (its hours are those of its promotion)."""
     cfg = runs.runConfig(folder)
     iteration, at = runs.promotionHours(runs.readMetrics(folder))[version]
     keras.utils.set_random_seed(cfg.SEED)
     player = runs.versionPlayer("curve", Game(), cfg, folder, version, mcts_simulations=sims)
-    scored = evaluateSets(player.model, cfg, sims, list(PONS_SETS), limit, pons_folder,
+    scored = evaluateSets(player.model, cfg, sims, sets,
                           say=lambda text: print(f"  version {version}: {text}", flush=True))
     row = {"version": version, "iteration": iteration, "hours": round(at, 3), "sims": sims, "limit": limit,
            "sets": {r["set"]: {"network": round(r["network"], 2), "agent": round(r["agent"], 2)} for r in scored}}
@@ -97,7 +104,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--limit", type=int, default=1000, help="positions per set (default: all 1000)")
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
                         help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
-    parser.add_argument("--plot", type=Path, default=None, help="also save the curve's figure to this PNG file")
+    parser.add_argument("--plot", type=cli.outputPath(suffixes=FIGURE_SUFFIXES), default=None,
+                        help="also save the curve's figure to this file (.png, .svg, .pdf...)")
     parser.add_argument("--no-scoring", action="store_true", help="score nothing: print (and plot) the curve as it is")
     args = parser.parse_args(argv)
     if args.sims is not None and args.sims < 1:
@@ -114,13 +122,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     hours = runs.promotionHours(runs.readMetrics(folder))
     done = {(r["version"], r["sims"], r["limit"]) for r in curve}
     versions = [] if args.no_scoring else args.versions or [v for v in storage.saved_versions(folder) if (v, sims, args.limit) not in done]
-    missing = [name for name in PONS_SETS if not (args.pons_folder / name).is_file()]
-    if versions and missing:
-        parser.error(f"{args.pons_folder} lacks the set files {missing}")
+    unsaved = [version for version in versions if not storage.model_path(folder, version).exists()]
+    if unsaved:
+        parser.error(f"{folder} has no version {unsaved[0]} (saved: {runs.savedVersionsList(folder)})")
+    never_best = [version for version in versions if version not in hours]
+    if never_best:
+        parser.error(f"version {never_best[0]} never was the best version of {folder} (metrics.jsonl)")
+    try:
+        sets = loadSets(args.pons_folder, list(PONS_SETS), args.limit) if versions else {}
+    except ValueError as exc:
+        parser.error(str(exc))
     for version in versions:
-        if version not in hours:
-            parser.error(f"version {version} never was the best version of {folder} (metrics.jsonl)")
-        row = scoreOnPons(folder, version, sims, args.limit, args.pons_folder)
+        row = scoreOnPons(folder, version, sims, args.limit, sets)
         print(f"version {version} (iteration {row['iteration']}, {row['hours']:.2f} h): "
               + ", ".join(f"{s} {r['network']}/{r['agent']}" for s, r in row["sets"].items()), flush=True)
     shared = plots.sharedHistories(folder)
@@ -134,9 +147,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 def savePlot(folder: Path, path: Path) -> None:
-    """The run's learning-curve figure, written to the PNG file `path`."""
+    """The run's learning-curve figure, written to `path` (its format by its ending),
+    atomically and with any folders it needs."""
     fig = plots.plotCurve(folder)
-    fig.savefig(path, dpi=90)
+    storage.atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=90), suffix=path.suffix)
     plt.close(fig)
     print(f"figure saved to {path}")
 

@@ -29,8 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import cli  # noqa: E402
 import runs  # noqa: E402
 import shipping  # noqa: E402
+import storage  # noqa: E402
 from config import STRONG  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,12 +96,16 @@ def table(columns: dict[str, dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description="The strong preset's iteration by phase, resuming a run's copy.")
-    parser.add_argument("--run-folder", type=Path, default=STRONG_RUN)
+    parser.add_argument("--run-folder", type=cli.runFolder, default=STRONG_RUN)
     parser.add_argument("--iterations", type=int, default=6, help="iterations per tree, the first left out")
     parser.add_argument("--baseline", default=None, help="a commit to time beside this tree")
     args = parser.parse_args(argv)
     if args.iterations < 2:
         parser.error("--iterations must be at least 2 (the first is left out)")
+    try:
+        shipping.resumeFiles(args.run_folder)  # its checkpoint read before a baseline is checked out and built
+    except storage.RunFileError as exc:
+        parser.error(f"--run-folder: {exc}")
     columns = {}
     with tempfile.TemporaryDirectory(prefix="iteration-bench-") as scratch:
         scratch_path = Path(scratch)

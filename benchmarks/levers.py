@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from curve import scoredRow, scoreOnPons  # noqa: E402
-from perfect import scoreVersion  # noqa: E402
-from pons import PONS_FOLDER, PONS_SETS  # noqa: E402
+from perfect import checkStarts, scoreVersion  # noqa: E402
+from pons import PONS_FOLDER, PONS_SETS, PonsSets, loadSets  # noqa: E402
 from records import keptByOne  # noqa: E402
 
 import branches  # noqa: E402
@@ -103,16 +103,16 @@ def versionAt(folder: Path, iteration: int) -> tuple[int, float, int]:
 
 
 def scoreArm(folder: Path, start: int, until: int, sims: int, won: int, drawn: int, limit: int,
-             pons_folder: Path) -> tuple[dict, dict]:
+             sets: PonsSets) -> tuple[dict, dict]:
     """(What the arm in `folder` reached at iteration `until`, from `start`: its best
-    version, the hours and promotions since `start`, Pons' sets and the whole games'
-    summary; the whole-game record itself, for pairing the arms' games).  The
-    scores go to the arm's own records (its curve.jsonl row and whole-game record of
-    that version), and a version already scored there at these settings is not
-    scored again."""
+    version, the hours and promotions since `start`, Pons' sets (`sets`, of `limit`
+    positions each) and the whole games' summary; the whole-game record itself, for
+    pairing the arms' games).  The scores go to the arm's own records (its curve.jsonl
+    row and whole-game record of that version), and a version already scored there at
+    these settings is not scored again."""
     version, hours, promotions = versionAt(folder, until)
     _, start_hours, start_promotions = versionAt(folder, start)
-    pons = scoredRow(folder, version, sims, limit) or scoreOnPons(folder, version, sims, limit, pons_folder)
+    pons = scoredRow(folder, version, sims, limit) or scoreOnPons(folder, version, sims, limit, sets)
     games = _wholeGames(folder, version, sims, won, drawn)
     return {"folder": str(folder), "version": version, "iterations": until - start,
             "hours": round(hours - start_hours, 3), "promotions": promotions - start_promotions,
@@ -153,10 +153,29 @@ def leversTable(arms: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def checkArguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> PonsSets:
+    """Refuse (parser.error) what would otherwise stop the comparison only after hours of
+    training: no lever, a --set the source's config refuses, a --branch-network file
+    that is not there, --won and --drawn out of bounds, a Pons set file missing or
+    damaged.  Returns Pons' sets, loaded."""
+    if not args.set:
+        parser.error("give the lever: at least one --set NAME=VALUE")
+    if args.branch_network is not None and not args.branch_network.is_file():
+        parser.error(f"--branch-network {args.branch_network}: no such file")
+    checkStarts(parser, args.won, args.drawn)
+    try:
+        runs.folderConfig(args.source).replace(**dict(args.set))
+        return loadSets(args.pons_folder, list(PONS_SETS), args.limit)
+    except (ConfigError, ValueError, storage.RunFileError) as exc:
+        parser.error(str(exc))
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from", dest="source", type=Path, required=True, help="the run both arms start from")
-    parser.add_argument("--out", type=Path, required=True, help="folder of the arms and of levers.json")
+    parser.add_argument("--from", dest="source", type=cli.runFolder, required=True,
+                        help="the run both arms start from")
+    parser.add_argument("--out", type=cli.outputPath(folder=True), required=True,
+                        help="folder of the arms and of levers.json")
     parser.add_argument("--iterations", type=cli.positive(int), required=True,
                         help="iterations the lever arm trains (and the baseline, unless --baseline-iterations)")
     parser.add_argument("--set", action="append", default=[], type=cli.setting, metavar="NAME=VALUE",
@@ -178,8 +197,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--pons-folder", type=Path, default=PONS_FOLDER,
                         help=f"folder of the Test_L*_R* files (default: {PONS_FOLDER})")
     args = parser.parse_args(argv)
-    if not args.set:
-        parser.error("give the lever: at least one --set NAME=VALUE")
+    sets = checkArguments(parser, args)
     try:
         start = pinnedStart(args.source, args.out)
         until = {"baseline": start + (args.baseline_iterations or args.iterations), "lever": start + args.iterations}
@@ -190,8 +208,7 @@ def main(argv: list[str] | None = None) -> dict:
             checkBaseline(args.source, args.baseline, start)
         trainArm(args.source, args.out / "lever", dict(args.set), start, until["lever"],
                  network=args.branch_network)
-        scored = {name: scoreArm(folder, start, until[name], args.sims, args.won, args.drawn, args.limit,
-                                 args.pons_folder)
+        scored = {name: scoreArm(folder, start, until[name], args.sims, args.won, args.drawn, args.limit, sets)
                   for name, folder in (("baseline", baseline), ("lever", args.out / "lever"))}
         arms = {name: arm for name, (arm, _) in scored.items()}
         split = keptByOne(scored["baseline"][1], scored["lever"][1])

@@ -41,8 +41,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import keras  # noqa: E402
+from records import readRecord  # noqa: E402
 
 import cli  # noqa: E402
 import evaluation  # noqa: E402
@@ -111,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
-    parser.add_argument("--version", type=int, default=None, help=cli.VERSION_HELP)
+    parser.add_argument("--version", type=cli.positive(int), default=None, help=cli.VERSION_HELP)
     parser.add_argument("--sims", type=int, default=None,
                         help="agent simulations per move (default: the run's PLAY_SIMS, else MCTS_SIMS)")
     parser.add_argument("--won", type=int, default=500, help="won starts to play (default 500)")
@@ -125,10 +127,10 @@ def main(argv: list[str] | None = None) -> dict:
                         help="a play-time search setting of the agent (repeatable; one of "
                              f"{', '.join(SEARCH_SETTINGS)}; default: the run's play settings, else its own "
                              "search; e.g. --set CPUCT=3)")
-    parser.add_argument("--ensemble", type=int, nargs="+", default=[], metavar="V",
+    parser.add_argument("--ensemble", type=cli.positive(int), nargs="+", default=[], metavar="V",
                         help="saved versions of the run whose networks evaluate every leaf beside the agent's, "
                              "the search reading the mean (a lever at play time; default: none)")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=cli.outputPath(), default=None,
                         help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json, "
                              "followed by the search settings that differ from the run's own)")
     parser.add_argument("--no-classify", action="store_true",
@@ -141,8 +143,7 @@ def main(argv: list[str] | None = None) -> dict:
         return classifyMain(args, parser)
     if args.sims is not None and args.sims < 1:
         parser.error("--sims must be at least 1")
-    if args.won < 0 or args.drawn < 0 or args.won + args.drawn == 0:
-        parser.error("--won and --drawn must not be negative, and not both 0")
+    checkStarts(parser, args.won, args.drawn)
     if not 0 <= args.max_moves <= 20:
         parser.error("--max-moves must lie in 0..20")
     try:
@@ -169,6 +170,12 @@ def main(argv: list[str] | None = None) -> dict:
     return record
 
 
+def checkStarts(parser: argparse.ArgumentParser, won: int, drawn: int) -> None:
+    """Refuse (parser.error) --won and --drawn that are negative or both 0: no games to play."""
+    if won < 0 or drawn < 0 or won + drawn == 0:
+        parser.error("--won and --drawn must not be negative, and not both 0")
+
+
 def recordPath(run_folder, version: int, sims: int, won: int, drawn: int, search: dict, ensemble: tuple) -> Path:
     """Where a record of `won` + `drawn` starts goes: the version's record of that search
     (`storage.whole_games_path`), unless that one holds more starts, which a smaller sample
@@ -183,14 +190,9 @@ def recordPath(run_folder, version: int, sims: int, won: int, drawn: int, search
 
 def classifyMain(args, parser: argparse.ArgumentParser) -> dict:
     """--classify: the record's mistakes classified, written back (or to --out)."""
-    way_out = "give a record written by benchmarks/perfect.py"
     try:
-        record = storage.read_json(args.classify, "whole-game record", way_out)
-        missing = [key for key in ("version", "sims", "search", "seed", "games") if key not in record] \
-            if isinstance(record, dict) else ["a JSON object"]
-        if missing:
-            raise storage.RunFileError(f"{args.classify} is not a whole-game record (no {', '.join(missing)}): "
-                                       f"{way_out}")
+        record = readRecord(args.classify, ("version", "sims", "search", "seed", "games"),
+                            "give a record written by benchmarks/perfect.py")
         print(f"Classifying the mistakes of {args.classify}: version {record['version']} of {args.run_folder}, "
               f"deeper searches of {evaluation.DEEPER_SEARCH * record['sims']} simulations")
         record = classifyRecord(args.run_folder, record)

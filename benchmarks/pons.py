@@ -32,9 +32,12 @@ from evaluation import PONS_SETS  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT, PROJECT_ROOT, SEARCH_SETTINGS, ConfigError, searchChanges, searchLabel  # noqa: E402
-from game import Game  # noqa: E402
+from game import Game, GameState  # noqa: E402
 
 PONS_FOLDER = PROJECT_ROOT.parent / "shared" / "pons"
+
+PonsSets = dict[str, list[tuple[GameState, int]]]
+"""Pons' sets by name: each set's positions with their scores (`evaluation.loadPonsSet`)."""
 
 
 def setName(name: str) -> str:
@@ -45,14 +48,24 @@ def setName(name: str) -> str:
     return full
 
 
-def evaluateSets(model, cfg, sims: int, sets: list[str], limit: int | None, folder: Path,
-                 say=lambda text: None) -> list[dict]:
-    """One row per set: positions scored, mistake rates (%) of the network and of the
-    agent, the reference figures, seconds taken.  `say` hears a line per set done."""
+def loadSets(folder: Path, names: list[str], limit: int | None) -> PonsSets:
+    """The first `limit` positions (None: all) of each set of `names` in `folder`, every
+    set read before any is scored, so that a set file missing or not of 'moves score'
+    lines (ValueError naming it) never costs the sets scored before it."""
+    missing = [name for name in names if not (folder / name).is_file()]
+    if missing:
+        raise ValueError(f"{folder} lacks the set files {missing} (--pons-folder: the folder of Pons' sets)")
+    return {name: evaluation.loadPonsSet(folder / name, limit) for name in names}
+
+
+def evaluateSets(model, cfg, sims: int, sets: PonsSets, say=lambda text: None) -> list[dict]:
+    """One row per set of `sets` (`loadSets`): positions scored, mistake rates (%) of the
+    network and of the agent, the reference figures, seconds taken.  `say` hears a line
+    per set done."""
     rows = []
-    for name in sets:
+    for name, positions in sets.items():
         start = time.perf_counter()
-        states = [state for state, _ in evaluation.loadPonsSet(folder / name, limit)]
+        states = [state for state, _ in positions]
         network = evaluation.mistakeRate(states, evaluation.networkChooser(model))
         agent = evaluation.mistakeRate(states, evaluation.agentChooser(model, cfg, sims))
         stage, difficulty, reference, minimax = PONS_SETS[name]
@@ -77,7 +90,7 @@ def formatTable(rows: list[dict], sims: int) -> str:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=DEFAULT.path("RUN_FOLDER"),
+    parser.add_argument("--run-folder", type=cli.runFolder, default=DEFAULT.path("RUN_FOLDER"),
                         help="run folder holding config.json and models/ (default: the live run)")
     parser.add_argument("--version", type=int, default=None,
                         help="saved network version to evaluate (default: the run's best version, or an "
@@ -101,10 +114,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         parser.error("--sims must be at least 1")
     if args.limit < 0:
         parser.error("--limit must be 0 (all positions) or more")
-    missing = [name for name in args.sets if not (args.pons_folder / name).is_file()]
-    if missing:
-        parser.error(f"{args.pons_folder} lacks the set files {missing}")
     try:
+        sets = loadSets(args.pons_folder, args.sets, args.limit or None)
         cfg = runs.runConfig(args.run_folder, DEFAULT)
         search = searchChanges(cfg, dict(args.set))
         sims = args.sims or cfg.EVAL_SIMS
@@ -117,7 +128,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     what = "untrained network" if version == 0 else f"version {version} of {args.run_folder}"
     print(f"Pons benchmark: {what}, agent with {sims} simulations{searchLabel(search)}, "
           f"up to {args.limit or 'all'} positions per set")
-    rows = evaluateSets(player.model, player.config, sims, args.sets, args.limit or None, args.pons_folder)
+    rows = evaluateSets(player.model, player.config, sims, sets)
     print(formatTable(rows, sims))
     return rows
 

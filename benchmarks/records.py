@@ -21,7 +21,6 @@ plays a game. Printed:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections import Counter
@@ -85,6 +84,16 @@ def lossSpread(records: list[dict]) -> dict[str, dict]:
     return spread
 
 
+def readRecord(path: Path, keys: tuple[str, ...], way_out: str) -> dict:
+    """The whole-game record in the JSON file `path`; one that cannot be read, is not
+    JSON or is not a record with `keys` raises RunFileError naming it and `way_out`."""
+    record = storage.read_json(path, "whole-game record", way_out)
+    missing = [key for key in keys if key not in record] if isinstance(record, dict) else ["a JSON object"]
+    if missing:
+        raise storage.RunFileError(f"{path} is not a whole-game record (no {', '.join(missing)}): {way_out}")
+    return record
+
+
 def recordPath(run_folder: Path, version: int, sims: int) -> Path:
     """The version's main whole-game record at `sims`; FileNotFoundError names the
     command that writes it when there is none."""
@@ -135,13 +144,17 @@ def main(argv: list[str] | None = None) -> dict[int, dict]:
     chosen.add_argument("--from-version", type=int, metavar="N", help="every version from N on with a record")
     args = parser.parse_args(argv)
     versions = args.versions or recordedVersions(args.run_folder, args.sims, args.from_version)
+    repeated = [version for version in dict.fromkeys(versions) if versions.count(version) > 1]
+    if repeated:
+        parser.error(f"--versions names version {repeated[0]} more than once: give different versions")
     if not versions:
         parser.error(f"no whole-game record at {args.sims} simulations from version {args.from_version} on "
                      f"in {args.run_folder / 'perfect'}")
     try:
-        records = {v: json.loads(recordPath(args.run_folder, v, args.sims).read_text()) for v in versions}
+        records = {v: readRecord(recordPath(args.run_folder, v, args.sims), ("games", "summary"),
+                                 "write it again with benchmarks/perfect.py") for v in versions}
         print(report(records))
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ValueError, storage.RunFileError) as error:
         parser.error(str(error))
     return records
 

@@ -72,7 +72,7 @@ from MCTS import legalPriors  # noqa: E402
 from memory import Memory  # noqa: E402
 from model import transferWeights  # noqa: E402
 from storage import RunFileError  # noqa: E402
-from pons import PONS_FOLDER, setName  # noqa: E402
+from pons import PONS_FOLDER, loadSets, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 from targets import targetAgreement, targetTable  # noqa: E402
 
@@ -80,12 +80,12 @@ DEFAULT_SETS = ["Test_L2_R2", "Test_L1_R2", "Test_L1_R3"]
 
 
 class PonsTruth:
-    """A Pons set with what the solver says of each position: the actions that keep
-    its result, and that result (+1 / 0 / -1 for the player to move)."""
+    """A Pons set (`name`, its positions with their scores `pairs`: `pons.loadSets`) with
+    what the solver says of each position: the actions that keep its result, and that
+    result (+1 / 0 / -1 for the player to move)."""
 
-    def __init__(self, name: str, folder: Path, limit: int):
+    def __init__(self, name: str, pairs: list[tuple[GameState, int]]):
         self.name = name
-        pairs = evaluation.loadPonsSet(folder / name, limit)
         self.states: list[GameState] = [state for state, _ in pairs]
         self.keeping = [evaluation.keepingActions(state) for state in self.states]
         self.results = np.array([evaluation.outcomeClass(score) for _, score in pairs], dtype=np.float64)
@@ -264,7 +264,7 @@ def replayCounts(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
+    parser.add_argument("--run-folder", type=cli.runFolder, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
     parser.add_argument("--version", type=int, default=None, help="the network to refit (default: the run's best)")
     parser.add_argument("--memory", type=Path, nargs="+", default=None,
@@ -285,14 +285,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="first check the memory's value targets on this many positions per stage (default 0)")
     parser.add_argument("--truth", action="store_true",
                         help="fit the solver's targets on the same positions instead of self-play's")
-    parser.add_argument("--truth-labels", type=Path, default=None,
+    parser.add_argument("--truth-labels", type=cli.outputPath(), default=None,
                         help="with --truth: the solver's labels, read from this .npz when it exists, else written")
     parser.add_argument("--record-positions", type=Path, nargs="+", default=[], metavar="RECORD",
                         help="also fit the positions the games of these whole-game records reached (needs --truth)")
-    parser.add_argument("--save-network", type=Path, default=None,
+    parser.add_argument("--save-network", type=cli.outputPath(), default=None,
                         help="save the refitted network as this .keras file (outside the run; a branch can "
                              "start from it: python -m funcs --branch-from F --branch-network FILE)")
-    parser.add_argument("--out", type=Path, default=None, help="also write the table to this JSON file")
+    parser.add_argument("--out", type=cli.outputPath(), default=None, help="also write the table to this JSON file")
     args = parser.parse_args(argv)
     if args.truth_labels is not None and not args.truth:
         parser.error("--truth-labels keeps the labels of --truth: give --truth too")
@@ -307,14 +307,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.set and not args.selfplay_games:
         parser.error("--set changes the added self-play games: give --selfplay-games too")
     folder = args.run_folder
-    cfg = runs.runConfig(folder)
     try:
+        cfg = runs.runConfig(folder)
         selfplay_cfg = cfg.replace(**dict(args.set))
         fit_cfg = widened(cfg, args.filters)
-    except ConfigError as exc:
+        checkpoint = runs.readCheckpoint(folder)
+        version = runs.bestVersion(folder) if args.version is None else args.version
+        pons_sets = loadSets(args.pons_folder, args.sets, args.limit)
+    except (ConfigError, ValueError, RunFileError) as exc:
         parser.error(str(exc))
-    checkpoint = runs.readCheckpoint(folder)
-    version = runs.bestVersion(folder) if args.version is None else args.version
     if not storage.model_path(folder, version).exists():
         parser.error(f"{folder} has no version {version} ({runs.savedVersionsList(folder)})")
     paths = args.memory
@@ -344,7 +345,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
               + targetTable(targetAgreement(rows, args.targets, cfg, cfg.SEED)), flush=True)
     if args.truth:
         rows = truthRows(rows, rowLabels(rows, args.truth_labels))
-    sets = [PonsTruth(name, args.pons_folder, args.limit) for name in args.sets]
+    sets = [PonsTruth(name, pairs) for name, pairs in pons_sets.items()]
     print(f"Version {version} of {folder}{f' widened to {args.filters} filters' if args.filters else ''} refitted on {len(rows):,} memory rows ({len(paths)} file(s)"
           f"{f', {args.selfplay_games} self-play games {dict(args.set)}' if args.selfplay_games else ''}"
           f"{f', the positions of {len(args.record_positions)} whole-game record(s)' if args.record_positions else ''}), "

@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+import cli  # noqa: E402
 import compiled  # noqa: E402
 import funcs  # noqa: E402
 import game  # noqa: E402
@@ -287,10 +288,11 @@ def tutorialSecondsPerPosition(net, calls: int = 30) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=DEFAULT.EPISODES, help="self-play games (default: config)")
-    args = parser.parse_args()
+    parser.add_argument("--episodes", type=cli.positive(int), default=DEFAULT.EPISODES,
+                        help="self-play games (default: config)")
+    args = parser.parse_args(argv)
     cfg = benchmarkConfig(args.episodes)
     auto = inference.resolve(cfg.INFERENCE, cfg.INFERENCE_PRECISION)
     build = "compiled" if compiled.runsCompiled(game) and compiled.runsCompiled(MCTS) else "plain Python"

@@ -55,7 +55,7 @@ from game import CELLS, GameState  # noqa: E402
 from loss import POLICY_NOT_LEGAL, qWeights  # noqa: E402
 from memory import Memory, mergedRows  # noqa: E402
 from model import Residual_CNN  # noqa: E402
-from pons import PONS_FOLDER, PONS_SETS, evaluateSets  # noqa: E402
+from pons import PONS_FOLDER, PONS_SETS, evaluateSets, loadSets  # noqa: E402
 from roofline import multiplyAdds  # noqa: E402
 
 HOLDOUT = 0.05
@@ -203,7 +203,7 @@ def positionsPerSecond(networks: dict, x: np.ndarray, rounds: int = 5, seconds: 
 
 def ponsRates(network, cfg, sims: int, limit: int, pons_folder: Path, label: str) -> dict:
     """{set: {"network": %, "agent": %}} for `network` on every Pons set."""
-    rows = evaluateSets(network, cfg, sims, list(PONS_SETS), limit, pons_folder,
+    rows = evaluateSets(network, cfg, sims, loadSets(pons_folder, list(PONS_SETS), limit),
                         say=lambda text: print(f"  {label}: {text}", flush=True))
     return {r["set"]: {"network": round(r["network"], 2), "agent": round(r["agent"], 2)} for r in rows}
 

@@ -48,7 +48,7 @@ from agent import Agent  # noqa: E402
 from config import SHIPPED, ConfigError  # noqa: E402
 from game import GameState  # noqa: E402
 from loss import qWeights, valueTargets  # noqa: E402
-from pons import PONS_FOLDER, setName  # noqa: E402
+from pons import PONS_FOLDER, PonsSets, loadSets, setName  # noqa: E402
 from smallnet import teacherSelfplay  # noqa: E402
 
 
@@ -191,13 +191,12 @@ def valueTable(sources: dict[str, list[dict]]) -> str:
     return "\n".join(lines)
 
 
-def ponsPicks(folder: Path, sets: list[str], limit: int) -> list[tuple[str, list[dict], np.ndarray]]:
-    """Pons' sets as `stagePicks` would give them, one label per set: each set's first
-    `limit` positions (as rows holding their state) and their solved results for the
+def ponsPicks(sets: PonsSets) -> list[tuple[str, list[dict], np.ndarray]]:
+    """Pons' sets (`pons.loadSets`) as `stagePicks` would give them, one label per set:
+    each set's positions (as rows holding their state) and their solved results for the
     player to move."""
     picks = []
-    for name in sets:
-        solved = evaluation.loadPonsSet(folder / name, limit)
+    for name, solved in sets.items():
         stage, difficulty, _, _ = evaluation.PONS_SETS[name]
         picks.append((f"{stage}-{difficulty}", [{"state": state} for state, _ in solved],
                       np.array([evaluation.outcomeClass(score) for _, score in solved])))
@@ -267,7 +266,7 @@ def armChanges(text: str) -> dict:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
+    parser.add_argument("--run-folder", type=cli.runFolder, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
     parser.add_argument("--version", type=int, default=None, help="the network that plays (default: the run's best)")
     parser.add_argument("--games", type=cli.positive(int), default=512, help="games per arm (default 512)")
@@ -293,24 +292,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="check the values on the positions a whole-game record's agent moved in "
                              "(benchmarks/perfect.py's JSON), --search-positions of them per stage, instead of "
                              "self-play's")
-    parser.add_argument("--out", type=Path, default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--out", type=cli.outputPath(), default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     folder = args.run_folder
-    cfg = runs.runConfig(folder)
     arms = args.arm or [{}]
     try:
+        cfg = runs.runConfig(folder)
         configs = [cfg.replace(**changes) for changes in arms]
         search_cfg = cfg.replace(**args.search_set)
-    except ConfigError as exc:
+        version = runs.bestVersion(folder) if args.version is None else args.version
+        pons_sets = loadSets(args.pons_folder, args.pons_set, args.search_positions)
+    except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
-    version = runs.bestVersion(folder) if args.version is None else args.version
     if not storage.model_path(folder, version).exists():
         parser.error(f"{folder} has no version {version} ({runs.savedVersionsList(folder)})")
     network = runs.networkFor(cfg, folder)
     network.loadWeights(storage.model_path(folder, version))
     if args.pons_set:
         print(f"Version {version} of {folder} on Pons' sets:", flush=True)
-        values = checkValues(ponsPicks(args.pons_folder, args.pons_set, args.search_positions), network, search_cfg,
+        values = checkValues(ponsPicks(pons_sets), network, search_cfg,
                              args.search_sims, args.search_positions)
         results = [{"pons_sets": args.pons_set, "values": values}]
         if args.out is not None:

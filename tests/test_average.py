@@ -43,3 +43,15 @@ def test_versions_the_run_does_not_hold_or_too_many_to_average_are_refused(run_f
     with pytest.raises(SystemExit):
         average.main(["--run-folder", str(run_folder), "--versions", "1", "3", "--last", "3"])
     assert "--last 3 asks for more versions than the 2 given" in capsys.readouterr().err
+
+
+def test_a_bad_set_file_or_output_is_refused_before_anything_is_scored(run_folder, pons_folder, tmp_path, capsys):
+    args = ["--run-folder", str(run_folder), "--versions", "1", "3", "--sets", "L1_R3", "--pons-folder",
+            str(pons_folder)]
+    with pytest.raises(SystemExit):
+        average.main([*args, "--out", str(tmp_path)])
+    assert f"argument --out: {tmp_path} is a folder" in capsys.readouterr().err
+    (pons_folder / "Test_L1_R3").write_text("112233 1\n44 four\n")
+    with pytest.raises(SystemExit):
+        average.main(args)
+    assert "Test_L1_R3, line 2" in capsys.readouterr().err

@@ -74,3 +74,18 @@ def test_iteration_benchmark_times_a_resumed_copy_and_leaves_the_run_alone(tiny_
     seconds = iteration.timeIterations(iteration.ROOT, copy, 2)
     assert len(seconds) == 2 and all(row["selfplay"] > 0 for row in seconds)
     assert len(runs.readMetrics(copy)) == 3 and (tmp_path / "run" / "metrics.jsonl").read_text() == before
+
+
+def test_iteration_benchmark_refuses_a_folder_without_a_run_by_the_options_name(tmp_path, capsys):
+    from benchmarks import iteration
+    for folder, message in ((tmp_path / "nowhere", "argument --run-folder: no folder"),
+                            (tmp_path, f"--run-folder: checkpoint file {tmp_path / 'checkpoint.json'} is missing")):
+        with pytest.raises(SystemExit):
+            iteration.main(["--run-folder", str(folder)])
+        assert message in capsys.readouterr().err
+
+
+def test_selfplay_benchmark_refuses_no_games_by_the_options_name(capsys):
+    with pytest.raises(SystemExit):
+        selfplay.main(["--episodes", "0"])
+    assert "argument --episodes: must be a positive number, got 0" in capsys.readouterr().err

@@ -4,6 +4,7 @@ and print none of TensorFlow's start-up notices."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -110,3 +111,40 @@ def test_a_branch_is_made_and_trained_from_the_terminal(tmp_path, tiny_cfg):
                     "--iterations", "1")
     assert again.returncode == 1 and "to go on training a branch, train in its folder without --branch-from" in \
         again.stderr
+
+
+def refusal(parser, args: list[str], capsys) -> str:
+    """The error `parser` gives for `args`, which it must refuse."""
+    with pytest.raises(SystemExit):
+        parser.parse_args(args)
+    return capsys.readouterr().err
+
+
+def test_an_output_path_is_refused_where_it_could_not_be_written(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=cli.outputPath())
+    parser.add_argument("--plot", type=cli.outputPath(suffixes=(".png", ".svg")))
+    parser.add_argument("--folder", type=cli.outputPath(folder=True))
+    (tmp_path / "held.txt").write_text("kept")
+    assert f"argument --out: {tmp_path} is a folder: give the path of a file" in refusal(
+        parser, ["--out", str(tmp_path)], capsys)
+    assert f"argument --out: {tmp_path / 'held.txt'} is a file: {tmp_path / 'held.txt' / 'x.json'} cannot be " \
+           "written under it" in refusal(parser, ["--out", str(tmp_path / "held.txt" / "x.json")], capsys)
+    assert f"argument --plot: {tmp_path / 'curve'} must end with one of .png, .svg" in refusal(
+        parser, ["--plot", str(tmp_path / "curve")], capsys)
+    assert f"argument --folder: {tmp_path / 'held.txt'} is a file: give the path of a folder" in refusal(
+        parser, ["--folder", str(tmp_path / "held.txt")], capsys)
+    args = parser.parse_args(["--out", str(tmp_path / "held.txt"), "--plot", str(tmp_path / "new" / "c.SVG"),
+                              "--folder", str(tmp_path)])
+    assert (args.out, args.plot, args.folder) == (tmp_path / "held.txt", tmp_path / "new" / "c.SVG", tmp_path)
+
+
+def test_a_run_folder_must_be_a_folder_that_exists(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--run-folder", type=cli.runFolder)
+    (tmp_path / "file").write_text("")
+    assert f"argument --run-folder: no folder {tmp_path / 'nowhere'}" in refusal(
+        parser, ["--run-folder", str(tmp_path / "nowhere")], capsys)
+    assert f"argument --run-folder: {tmp_path / 'file'} is a file, not a run folder" in refusal(
+        parser, ["--run-folder", str(tmp_path / "file")], capsys)
+    assert parser.parse_args(["--run-folder", str(tmp_path)]).run_folder == tmp_path

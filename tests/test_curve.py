@@ -49,7 +49,8 @@ def test_the_curve_figure_reads_metrics_and_pons_rows(tmp_path):
     matplotlib.pyplot.close(fig)
 
 
-def test_the_curve_script_draws_without_scoring(tmp_path, tiny_cfg):
+def scoredRun(tmp_path, tiny_cfg):
+    """A run folder whose curve holds a row of version 2, promoted at iteration 1."""
     run = tmp_path / "run"
     run.mkdir()
     storage.write_text(storage.config_path(run), tiny_cfg.to_json())
@@ -57,9 +58,27 @@ def test_the_curve_script_draws_without_scoring(tmp_path, tiny_cfg):
     storage.append_line(storage.curve_path(run), json.dumps(
         {"version": 2, "iteration": 1, "hours": 1.0, "sims": 8, "limit": 10,
          "sets": {name: {"network": 30.0, "agent": 10.0} for name in evaluation.PONS_SETS}}))
+    return run
+
+
+def test_the_curve_script_draws_without_scoring(tmp_path, tiny_cfg):
+    run = scoredRun(tmp_path, tiny_cfg)
     rows = curve.main(["--run-folder", str(run), "--no-scoring", "--plot", str(tmp_path / "curve.png")])
     assert [row["version"] for row in rows] == [2]  # nothing scored, nothing appended
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_figure_is_written_where_it_is_named_or_refused_at_once(tmp_path, tiny_cfg, capsys):
+    run = scoredRun(tmp_path, tiny_cfg)
+    figure = tmp_path / "new" / "folder" / "curve.svg"
+    curve.main(["--run-folder", str(run), "--no-scoring", "--plot", str(figure)])
+    assert figure.read_text().startswith("<?xml") and f"figure saved to {figure}\n" in capsys.readouterr().out
+    for plot, message in ((tmp_path, f"{tmp_path} is a folder"),
+                          (tmp_path / "curve", f"{tmp_path / 'curve'} must end with one of .")):
+        with pytest.raises(SystemExit):
+            curve.main(["--run-folder", str(run), "--no-scoring", "--plot", str(plot)])
+        assert f"argument --plot: {message}" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["new", "run"]  # no curve.png beside the name
 
 
 def curveRun(tmp_path, tiny_cfg, tiny_model):
@@ -108,3 +127,18 @@ def test_the_curve_names_missing_set_files_before_scoring(tmp_path, tiny_cfg, ti
         curve.main(["--run-folder", str(run), "--pons-folder", str(tmp_path / "nowhere")])
     assert "lacks the set files" in capsys.readouterr().err
     assert runs.readCurve(run) == []
+
+
+def test_versions_that_cannot_be_scored_are_refused_before_any_is(tmp_path, tiny_cfg, tiny_model, capsys):
+    run = curveRun(tmp_path, tiny_cfg, tiny_model)
+    storage.save_model(tiny_model.model, storage.model_path(run, 4))  # saved, never the best
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    for name in evaluation.PONS_SETS:
+        (pons / name).write_text("2252576253462244111563365343671351441 -1\n")
+    for versions, message in ((["2", "5"], f"{run} has no version 5 (saved: 2, 4)"),
+                              (["2", "4"], f"version 4 never was the best version of {run}")):
+        with pytest.raises(SystemExit):
+            curve.main(["--run-folder", str(run), "--limit", "1", "--pons-folder", str(pons), "--versions", *versions])
+        assert message in capsys.readouterr().err
+    assert runs.readCurve(run) == []  # version 2 was not scored either

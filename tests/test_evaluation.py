@@ -219,6 +219,29 @@ def test_pons_cli_searches_with_the_play_time_settings_it_is_given(tmp_path, tin
     assert "SEED cannot change at play time" in capsys.readouterr().err
 
 
+def test_pons_cli_refuses_a_run_folder_that_is_not_a_folder(tmp_path, capsys):
+    (tmp_path / "run.txt").write_text("")
+    for folder, message in ((tmp_path / "nowhere", f"no folder {tmp_path / 'nowhere'}"),
+                            (tmp_path / "run.txt", f"{tmp_path / 'run.txt'} is a file")):
+        with pytest.raises(SystemExit):
+            pons.main(["--run-folder", str(folder), "--sets", "L3_R1", "--pons-folder", str(tmp_path)])
+        assert f"argument --run-folder: {message}" in capsys.readouterr().err
+
+
+def test_pons_cli_reads_every_set_before_it_scores_one(tmp_path, tiny_cfg, capsys, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(tiny_cfg.to_json())
+    (tmp_path / "Test_L1_R1").write_text("5554224333234511764415115 4\n")
+    (tmp_path / "Test_L3_R1").write_text("5554224333234511764415115 4\n44 four\n")
+    monkeypatch.setattr(evaluation, "mistakeRate", lambda *args: pytest.fail("a set was scored"))
+    for sets, message in ((["L1_R1", "L3_R1"], "Test_L3_R1, line 2: invalid literal"),
+                          (["L1_R1", "L2_R1"], "lacks the set files ['Test_L2_R1']")):
+        with pytest.raises(SystemExit):
+            pons.main(["--run-folder", str(run), "--sims", "4", "--sets", *sets, "--pons-folder", str(tmp_path)])
+        assert message in capsys.readouterr().err
+
+
 def test_pons_cli_refuses_an_unknown_set(capsys):
     with pytest.raises(SystemExit):
         pons.main(["--sets", "L4_R1"])

@@ -157,3 +157,26 @@ def test_a_comparison_without_a_lever_is_refused(start, tmp_path, capsys):
         levers.main(["--from", str(start), "--out", str(tmp_path), "--iterations", "1"])
     assert "give the lever: at least one --set NAME=VALUE" in capsys.readouterr().err
 
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--won", "0", "--drawn", "0"], "--won and --drawn must not be negative, and not both 0"),
+    (["--set", "NO_SUCH_SETTING=1"], "NO_SUCH_SETTING"),
+    (["--branch-network", "{tmp}/missing.keras"], "--branch-network {tmp}/missing.keras: no such file"),
+    (["--pons-folder", "{tmp}/bad"], "Test_L1_R1, line 1"),
+    (["--pons-folder", "{tmp}"], "lacks the set files"),
+    (["--out", "{tmp}/file.txt"], "argument --out: {tmp}/file.txt is a file"),
+])
+def test_wrong_arguments_are_refused_before_any_training(start, tmp_path, capsys, extra, message):
+    good = ponsFolder(tmp_path, ["2252576253462244111563365343671351441 -1"])
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for name in evaluation.PONS_SETS:
+        (bad / name).write_text((good / name).read_text() if name != "Test_L1_R1" else "44 four\n")
+    (tmp_path / "file.txt").write_text("kept")
+    out = tmp_path / "cmp"
+    with pytest.raises(SystemExit):
+        levers.main(["--from", str(start), "--out", str(out), "--iterations", "1", "--set", "MCTS_SIMS=3",
+                     "--limit", "1", "--pons-folder", str(good), *(arg.format(tmp=tmp_path) for arg in extra)])
+    assert message.format(tmp=tmp_path) in capsys.readouterr().err
+    assert not out.exists() and (tmp_path / "file.txt").read_text() == "kept"

@@ -202,11 +202,25 @@ def test_classifying_refuses_a_file_that_is_not_a_record(run_folder, tmp_path, c
 
 
 @pytest.mark.parametrize("args, message", [(["--sims", "0"], "--sims"), (["--won", "0", "--drawn", "0"], "--won"),
-                                           (["--max-moves", "21"], "--max-moves"), (["--version", "9"], "version 9")])
+                                           (["--max-moves", "21"], "--max-moves"), (["--version", "9"], "version 9"),
+                                           (["--version", "-1"], "argument --version: must be a positive number"),
+                                           (["--ensemble", "-1"], "argument --ensemble: must be a positive number")])
 def test_benchmark_script_refuses_bad_arguments(run_folder, args, message, capsys):
     with pytest.raises(SystemExit):
         perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", *args])
     assert message in capsys.readouterr().err
+
+
+def test_a_record_out_that_is_a_folder_is_refused_before_any_game_or_classifying(run_folder, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        perfect.main(["--run-folder", str(run_folder), "--won", "1", "--drawn", "1", "--out", str(tmp_path)])
+    assert f"argument --out: {tmp_path} is a folder" in capsys.readouterr().err
+    assert not (run_folder / "perfect").exists()
+    record = tmp_path / "record.json"
+    record.write_text("{}")
+    with pytest.raises(SystemExit):
+        perfect.main(["--run-folder", str(run_folder), "--classify", str(record), "--out", str(run_folder)])
+    assert f"argument --out: {run_folder} is a folder" in capsys.readouterr().err
 
 
 def test_play_time_search_settings_reach_the_agent_and_nothing_else_may_change(run_folder, tiny_cfg):

@@ -81,3 +81,26 @@ def test_a_records_version_is_read_from_its_name_whatever_its_digits(tmp_path):
         storage.write_json(path, record({start: True for start in STARTS}))
         assert storage.whole_games_version(path) == version
     assert records.recordedVersions(tmp_path, 600, 1000) == [1172, 10000]  # in number order, not the names'
+
+
+@pytest.mark.parametrize("write, message", [
+    (lambda path: path.write_text('{"games": [tru'), "is corrupt"),
+    (lambda path: path.write_text("[1, 2]"), "is not a whole-game record (no a JSON object)"),
+    (lambda path: path.write_text('{"version": 9}'), "is not a whole-game record (no games, summary)"),
+    (lambda path: path.mkdir(), "cannot be read"),
+])
+def test_a_file_that_is_not_a_record_is_named(tmp_path, capsys, write, message):
+    storage.write_json(storage.whole_games_path(tmp_path, 7, 4), record({start: True for start in STARTS}))
+    wrong = storage.whole_games_path(tmp_path, 9, 4)
+    write(wrong)
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(tmp_path), "--sims", "4", "--versions", "7", "9"])
+    err = capsys.readouterr().err
+    assert str(wrong) in err and message in err
+
+
+def test_a_version_compared_with_itself_is_refused(tmp_path, capsys):
+    storage.write_json(storage.whole_games_path(tmp_path, 7, 4), record({start: True for start in STARTS}))
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(tmp_path), "--sims", "4", "--versions", "7", "7"])
+    assert "--versions names version 7 more than once: give different versions" in capsys.readouterr().err

@@ -20,7 +20,7 @@ from tests.conftest import PONS_POSITIONS as POSITIONS
 
 
 def test_a_sets_truth_is_its_keeping_moves_and_results(pons_folder):
-    truth = refit.PonsTruth("Test_L1_R3", pons_folder, 10)
+    truth = refit.PonsTruth("Test_L1_R3", evaluation.loadPonsSet(pons_folder / "Test_L1_R3", 10))
     assert [state.id for state in truth.states] == [GameState.fromMoves(m).id for m in POSITIONS]
     assert truth.results.tolist() == [1.0, -1.0, 0.0]
     assert truth.keeping[0] == {truth.states[0].actionForColumn(3)}
@@ -30,7 +30,7 @@ def test_a_sets_truth_is_its_keeping_moves_and_results(pons_folder):
 def test_network_figures_count_mistakes_as_make_pons_does(run_folder, tiny_cfg, pons_folder):
     network = runs.networkFor(tiny_cfg, run_folder)
     network.loadWeights(storage.model_path(run_folder, 3))
-    truth = refit.PonsTruth("Test_L1_R3", pons_folder, 10)
+    truth = refit.PonsTruth("Test_L1_R3", evaluation.loadPonsSet(pons_folder / "Test_L1_R3", 10))
     figures = refit.networkFigures(network, truth)
     rate = evaluation.mistakeRate(truth.states, evaluation.networkChooser(network)).rate
     assert figures["policy"] == pytest.approx(100 * rate)
@@ -66,12 +66,23 @@ def test_the_versions_own_selfplay_games_are_added_with_their_settings(run_folde
                                           (["--selfplay-games", "-1"], "--selfplay-games"),
                                           (["--truth-labels", "x.npz"], "--truth-labels"),
                                           (["--record-positions", "x.json"], "--truth"),
-                                          (["--truth", "--record-positions", "no_record.json"], "no_record.json")])
+                                          (["--truth", "--record-positions", "no_record.json"], "no_record.json"),
+                                          (["--out", "."], "argument --out: . is a folder"),
+                                          (["--save-network", "."], "argument --save-network: . is a folder"),
+                                          (["--sets", "L1_R1"], "lacks the set files ['Test_L1_R1']")])
 def test_wrong_options_are_refused_by_name(run_folder, pons_folder, capsys, extra, named):
     withMemory(run_folder)
     with pytest.raises(SystemExit):
         refit.main(["--run-folder", str(run_folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder), *extra])
     assert named in capsys.readouterr().err
+
+
+def test_a_run_folder_without_a_run_is_refused_by_name(tmp_path, pons_folder, capsys):
+    for folder, message in ((tmp_path / "nowhere", f"argument --run-folder: no folder {tmp_path / 'nowhere'}"),
+                            (tmp_path, f"config file {storage.config_path(tmp_path)} does not exist")):
+        with pytest.raises(SystemExit):
+            refit.main(["--run-folder", str(folder), "--sets", "L1_R3", "--pons-folder", str(pons_folder)])
+        assert message in capsys.readouterr().err
 
 
 def test_memory_files_are_fitted_together(run_folder):

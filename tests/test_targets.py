@@ -179,3 +179,13 @@ def test_the_stones_table_puts_each_position_in_its_bucket(run_folder):
     assert int(count) == len(rows) and (z_true, z_error, z_square) == ("1.000", "0.000", "0.000")
     drawn = np.mean([row["value"] == 0 for row in rows])
     assert float(q_near) == pytest.approx(drawn, abs=1e-3)  # only the drawn positions' q (0) is right
+
+
+def test_a_missing_run_set_or_output_is_refused_by_name_before_any_game(run_folder, pons_folder, tmp_path, capsys):
+    for args, message in ((["--run-folder", str(tmp_path / "nowhere")], "argument --run-folder: no folder"),
+                          (["--run-folder", str(tmp_path)], f"config file {storage.config_path(tmp_path)} does not"),
+                          (["--pons-set", "L1_R1", "--pons-folder", str(pons_folder)], "lacks the set files"),
+                          (["--out", str(tmp_path)], f"argument --out: {tmp_path} is a folder")):
+        with pytest.raises(SystemExit):
+            targets.main(["--run-folder", str(run_folder), "--version", "1", "--games", "2", *args])
+        assert message in capsys.readouterr().err
