@@ -61,8 +61,7 @@ export: $(VENV)/.installed
 
 # A run's TensorBoard view (RUN, default the shipped run) rebuilt from its metrics.jsonl, then TensorBoard on it.
 tensorboard: $(VENV)/.installed
-	$(PY) -c "import runs; print('TensorBoard view rebuilt:', runs.rewriteScalars('$(RUN)'))"
-	$(VENV)/bin/tensorboard --logdir $(RUN)/tensorboard
+	$(PY) -m scalars $(RUN) && $(VENV)/bin/tensorboard --logdir $(RUN)/tensorboard
 
 # Stage a committed run's resumable state, its whole-game records and the versions they measure
 # (shipping.shippedFiles) in place of what git held of it; then `git commit`. RUN: the run folder

@@ -31,6 +31,15 @@ def positive(kind):
     return parse
 
 
+def version(text: str) -> int:
+    """An argparse type: a saved version (1 or more) or 0, an untrained network; not -1,
+    a human, whom no measurement plays."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a saved version, or 0 (an untrained network), got {text}")
+    return value
+
+
 def runFolder(text: str) -> Path:
     """An argparse type: an existing folder, so that a mistyped --run-folder is named
     at once, not read as a folder that holds no run."""

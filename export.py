@@ -127,13 +127,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Export a trained network as a TensorFlow SavedModel and ONNX.")
     parser.add_argument("--run-folder", default=str(SHIPPED.path("RUN_FOLDER")),
                         help="run folder (default: the shipped run)")
-    parser.add_argument("--version", type=int, default=None, help=cli.VERSION_HELP)
-    parser.add_argument("--out", default=None, help="output folder (default: exported/versionNNNN)")
+    parser.add_argument("--version", type=cli.positive(int), default=None, help=cli.VERSION_HELP)
+    parser.add_argument("--out", type=cli.outputPath(folder=True), default=None,
+                        help="output folder (default: exported/versionNNNN)")
     args = parser.parse_args(argv)
-    if args.version is not None and args.version < 1:
-        parser.error(f"--version must be a saved version, 1 or more, got {args.version}")
-    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-        parser.error(f"--out {args.out} is a file: the export writes a folder (saved_model/, network.onnx, README.txt)")
     try:
         version = play.playedVersion(args.run_folder, args.version)
         out = Path(args.out or f"exported/version{version:04d}")

@@ -94,9 +94,10 @@ def playedVersion(folder, named: int | None = None) -> int:
 def trainedVersion(folder) -> int | None:
     """The best version of the run in `folder` if it is a trained one (2 or later:
     version 1 is the untrained network a run starts from), else None, also where the
-    folder holds no run.  A run that lost its checkpoint beside its files is not a
-    folder without a run: `runs.bestVersion` refuses it, naming its saved versions."""
-    if not storage.checkpoint_path(folder).exists() and not storage.run_files(folder):
+    folder holds no run or only a new run's config.json.  A run that lost its checkpoint
+    beside its saved versions is not a folder without a run: `runs.bestVersion` refuses
+    it, naming them."""
+    if not storage.checkpoint_path(folder).exists() and not storage.saved_versions(folder):
         return None
     best = runs.bestVersion(folder)
     return best if best > 1 else None

@@ -138,8 +138,8 @@ def wholeGameCurve(run_folder, shared: list[tuple[Path, set[int]]] | None = None
     rows, seen = [], set()
     shared = sharedHistories(run_folder) if shared is None else shared
     for folder, versions in [(Path(run_folder), set(hours)), *shared]:
-        for path in storage.whole_games_records(folder):
-            record = json.loads(path.read_text())
+        records = [json.loads(path.read_text()) for path in storage.whole_games_records(folder)]
+        for record in sorted(records, key=lambda r: -len(r["games"])):  # of a version's records, the most starts
             version, sims = record["version"], record["sims"]
             if version not in versions or record.get("search") or record.get("ensemble") or (version, sims) in seen:
                 continue

@@ -250,12 +250,6 @@ def isMetricsRow(row) -> bool:
             and all(_isInt(v) or (isinstance(v, float) and math.isfinite(v)) for v in row["seconds"].values()))
 
 
-def rewriteScalars(folder) -> Path:
-    """Rebuild the TensorBoard view of the run in `folder` from its metrics.jsonl (`scalars.rewrite`; `make
-    tensorboard`): for a run trained without TENSORBOARD, or shipped without its event files."""
-    return scalars.rewrite(folder, readMetrics(folder))
-
-
 def trainingHours(rows: list[dict]) -> list[float]:
     """For each metrics row, the run's training time in hours at the end of that
     iteration: the running sum of its phase times."""
@@ -404,8 +398,8 @@ def rebuildCheckpoint(folder: Path, cfg: Config, say) -> None:
     and say what was rebuilt. The best version is the newest saved version that loads (damaged newer ones are
     set aside); the iterations done are the metrics rows' up to the first row that names a newer version
     (without rows, the newest memory snapshot's); the memory is the newest snapshot no newer than that (resuming
-    falls back to older ones if it is damaged). Raises RunFileError with the way out when no saved version is
-    intact."""
+    falls back to older ones if it is damaged), later ones set aside as NAME.unrecorded, never overwritten by
+    the iterations redone. Raises RunFileError with the way out when no saved version is intact."""
     storage.remove_leftover_temp_files(folder)
     best = _newestIntactVersion(folder, cfg, say)
     rows = readMetrics(folder)

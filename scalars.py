@@ -3,13 +3,15 @@
 Each metrics row (runs.py) becomes the scalars of one step, the row's iteration, in
 <run folder>/tensorboard/ (`storage.tensorboard_folder`): written as each iteration
 finishes where config TENSORBOARD is on (`ScalarWriter`), or rebuilt at once from a
-whole run's rows (`rewrite`), for a run trained without the switch or a shipped run,
-whose committed files leave the event files out.  A view only: training never reads it.
+whole run's metrics.jsonl (`rewrite`; `python -m scalars RUN_FOLDER`, `make tensorboard`),
+for a run trained without the switch or a shipped run, whose committed files leave the
+event files out.  A view only: training never reads it.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import tensorflow as tf
@@ -49,16 +51,30 @@ class ScalarWriter:
         self._summaries.flush()
 
 
-def rewrite(run_folder, rows: list[dict]) -> Path:
-    """Rebuild the TensorBoard view of the run in `run_folder` from its metrics `rows`
-    (`runs.readMetrics`), one step per row; the view's old event files are replaced
-    (they hold nothing the rows do not).  Holds the run's lock: never while it trains.
-    Returns the view's folder."""
+def rewrite(run_folder) -> Path:
+    """Rebuild the TensorBoard view of the run in `run_folder` from its metrics.jsonl, one
+    step per row; the view's old event files are replaced (they hold nothing the rows do
+    not).  Holds the run's lock: never while it trains.  Returns the view's folder.  A
+    row without an integer iteration raises RunFileError naming it."""
+    path = storage.metrics_path(run_folder)
+    rows = storage.read_json_lines(path, "metrics file", "delete that line, or restore the file")
     if not rows:
         raise storage.RunFileError(f"{run_folder} has no metrics rows to show: train first, or point at a run")
+    for number, row in enumerate(rows, start=1):
+        if not (isinstance(row, dict) and isinstance(row.get("iteration"), int)):
+            raise storage.RunFileError(f"metrics file {path}: row {number} has no iteration to be its step")
     with storage.runLock(run_folder):
         writer = ScalarWriter(run_folder)
         shutil.rmtree(writer.folder, ignore_errors=True)
         for row in rows:
             writer.write(row)
     return writer.folder
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m scalars RUN_FOLDER")
+    try:
+        print(f"TensorBoard view rebuilt from the metrics rows: {rewrite(sys.argv[1])}")
+    except (storage.RunFileError, storage.RunLockedError) as error:
+        sys.exit(str(error))

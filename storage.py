@@ -109,7 +109,8 @@ def whole_games_path(run_folder, version: int, sims: int, starts: tuple[int, int
     """The whole-game benchmark's record of a version at `sims` simulations
     (benchmarks/perfect.py): measurement only, training never reads it.  With
     `starts` (won, drawn), the name of a record of that many starts kept beside
-    the version's main record (benchmarks/levers.py never replaces a larger one);
+    the version's main record (benchmarks/perfect.py and levers.py never replace a
+    larger one);
     with `search` (play-time search settings, NAME: value), one of the version
     searching otherwise, e.g. version0472-sims600-root_search-puct.json; with
     `ensemble` (other versions whose networks joined its own), e.g.

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
-    parser.add_argument("--version", type=cli.positive(int), default=None, help=cli.VERSION_HELP)
+    parser.add_argument("--version", type=cli.version, default=None, help=cli.VERSION_HELP)
     parser.add_argument("--sims", type=cli.positive(int), nargs="+", default=None,
                         help="simulations per move (default: the run's PLAY_SIMS, else MCTS_SIMS)")
     parser.add_argument("--positions", type=cli.positive(int), default=24, help="positions timed (default 24)")

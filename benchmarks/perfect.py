@@ -19,7 +19,8 @@ little search, the network's prior, or its values). Written: a JSON record with 
 game (its moves, columns 1..7 from the empty board), every mistake's position, the
 solver's score of each column, the network's value and the search's visits, priors and Q
 there (default file: the run folder's perfect/versionNNNN-simsS.json, followed by the
-search settings that differ from the run's own; the notebook's "Whole games against
+search settings that differ from the run's own; a sample of fewer starts than that file
+holds goes beside it, -wonW-drawnD after the simulations; the notebook's "Whole games against
 perfect play" cell draws its losing moves). `--set` changes how the agent searches with
 the saved network (`config.SEARCH_SETTINGS`: the root search, CPUCT, Gumbel's settings),
 a lever at play time that needs no training. A record of settings other than the run's
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"),
                         help="the run (default: the shipped run)")
-    parser.add_argument("--version", type=cli.positive(int), default=None, help=cli.VERSION_HELP)
+    parser.add_argument("--version", type=cli.version, default=None, help=cli.VERSION_HELP)
     parser.add_argument("--sims", type=int, default=None,
                         help="agent simulations per move (default: the run's PLAY_SIMS, else MCTS_SIMS)")
     parser.add_argument("--won", type=int, default=500, help="won starts to play (default 500)")
@@ -132,7 +133,8 @@ def main(argv: list[str] | None = None) -> dict:
                              "the search reading the mean (a lever at play time; default: none)")
     parser.add_argument("--out", type=cli.outputPath(), default=None,
                         help="the JSON record (default: the run folder's perfect/versionNNNN-simsS.json, "
-                             "followed by the search settings that differ from the run's own)")
+                             "followed by the search settings that differ from the run's own; with fewer starts "
+                             "than that file holds, -wonW-drawnD after the simulations, beside it)")
     parser.add_argument("--no-classify", action="store_true",
                         help="skip the deeper searches that tell too little search from the network's errors")
     parser.add_argument("--classify", type=Path, default=None, metavar="RECORD",

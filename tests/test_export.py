@@ -78,8 +78,8 @@ def test_the_command_line_exports_a_run_version(tmp_path, tiny_cfg, capsys):
 def test_the_command_line_refuses_a_version_below_1_and_an_output_that_is_a_file(tmp_path, capsys):
     afile = tmp_path / "out.txt"
     afile.write_text("kept")
-    for arguments, message in [(["--version", "-1"], "--version must be a saved version, 1 or more, got -1"),
-                               (["--out", str(afile)], f"--out {afile} is a file")]:
+    for arguments, message in [(["--version", "-1"], "argument --version: must be a positive number, got -1"),
+                               (["--out", str(afile)], f"argument --out: {afile} is a file: give the path of a folder")]:
         with pytest.raises(SystemExit) as info:
             export.main(["--run-folder", str(tmp_path), *arguments])
         assert info.value.code == 2 and message in capsys.readouterr().err

@@ -46,7 +46,7 @@ def test_a_move_time_limit_is_kept_and_the_simulations_made_are_printed(run_fold
 
 
 @pytest.mark.parametrize("args, message", [(["--sims", "0"], "--sims"), (["--version", "9"], "version 9"),
-                                           (["--version", "-1"], "argument --version: must be a positive number"),
+                                           (["--version", "-1"], "argument --version: must be a saved version, or 0"),
                                            (["--set", "LEARNING_RATE=0.1"], "LEARNING_RATE"),
                                            (["--move-seconds", "0"], "--move-seconds"),
                                            (["--move-seconds", "1", "--set", "ROOT_SEARCH=gumbel"], "PUCT")])

@@ -203,7 +203,7 @@ def test_classifying_refuses_a_file_that_is_not_a_record(run_folder, tmp_path, c
 
 @pytest.mark.parametrize("args, message", [(["--sims", "0"], "--sims"), (["--won", "0", "--drawn", "0"], "--won"),
                                            (["--max-moves", "21"], "--max-moves"), (["--version", "9"], "version 9"),
-                                           (["--version", "-1"], "argument --version: must be a positive number"),
+                                           (["--version", "-1"], "argument --version: must be a saved version, or 0"),
                                            (["--ensemble", "-1"], "argument --ensemble: must be a positive number")])
 def test_benchmark_script_refuses_bad_arguments(run_folder, args, message, capsys):
     with pytest.raises(SystemExit):

@@ -102,6 +102,8 @@ def test_the_curve_draws_the_kept_share_of_each_scored_best_version(tmp_path):
     storage.whole_games_path(tmp_path, 9, 50).write_text(json.dumps(never_best))
     other_search = evaluation.wholeGameRecord(games, {"version": 2, "sims": 50, "search": {"ROOT_SEARCH": "puct"}})
     storage.whole_games_path(tmp_path, 2, 50, search={"ROOT_SEARCH": "puct"}).write_text(json.dumps(other_search))
+    fewer = evaluation.wholeGameRecord(games[:1], {"version": 2, "sims": 50})  # a smaller sample kept beside it
+    storage.whole_games_path(tmp_path, 2, 50, (1, 0)).write_text(json.dumps(fewer))
     rows = plots.wholeGameCurve(tmp_path)
     assert [(r["version"], r["sims"]) for r in rows] == [(2, 50)]  # version 9 never was the best, nor is --set's
     assert rows[0]["won"] == record["summary"]["won"]["share"] and rows[0]["hours"] == pytest.approx(1 / 3600)

@@ -80,7 +80,10 @@ def test_a_run_without_a_trained_version_plays_the_shipped_agent_and_says_so(tmp
     assert len(said) == 1 and untrained.config.ROOT_SEARCH == "puct"  # an explicit version is never replaced
 
 
-def test_a_run_that_lost_its_checkpoint_is_refused_not_replaced_by_the_shipped_agent(run_folder):
+def test_a_run_that_lost_its_checkpoint_is_refused_not_replaced_by_the_shipped_agent(run_folder, tmp_path):
+    started = tmp_path / "started"  # a new run's start cut short: its config.json alone, no trained version
+    storage.write_text(storage.config_path(started), Config().to_json())
+    assert play.trainedVersion(started) is None
     storage.checkpoint_path(run_folder).unlink()
     said = []
     with pytest.raises(storage.RunFileError, match=r"without its checkpoint.json: .*saved: 1, 3"):

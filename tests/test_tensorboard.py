@@ -60,8 +60,8 @@ def test_each_iteration_s_metrics_row_is_written_as_scalars_of_its_step(iteratio
 def test_a_metrics_row_s_numbers_are_its_scalars():
     row = {"iteration": 3, "loss": 0.5, "promoted": True, "scores": {"best_player": 2, "drawn": 0},
            "mistake_rate": None, "seconds": {"selfplay": 1.5}, "note": "text"}
-    assert scalars.scalars(row) == [("loss", 0.5), ("promoted", 1.0), ("scores/best_player", 2.0), ("scores/drawn", 0.0),
-                                 ("seconds/selfplay", 1.5)]
+    assert scalars.scalars(row) == [("loss", 0.5), ("promoted", 1.0), ("scores/best_player", 2.0),
+                                    ("scores/drawn", 0.0), ("seconds/selfplay", 1.5)]
 
 
 def test_nothing_is_written_with_the_switch_off_and_nothing_of_it_is_shipped(iterations, tiny_cfg, tmp_path):
@@ -96,7 +96,7 @@ def test_a_run_s_view_is_rebuilt_from_its_metrics_rows_alone(iterations, tmp_pat
         shutil.copytree(original, folder, ignore=shutil.ignore_patterns("tensorboard", storage.LOCK_NAME))
         if stray:
             scalars.ScalarWriter(folder).write({"iteration": 7, "loss": 9.0})
-        assert runs.rewriteScalars(folder) == storage.tensorboard_folder(folder)
+        assert scalars.rewrite(folder) == storage.tensorboard_folder(folder)
         assert readScalars(storage.tensorboard_folder(folder)) == expected
         with storage.runLock(folder):  # given back
             pass
@@ -104,5 +104,9 @@ def test_a_run_s_view_is_rebuilt_from_its_metrics_rows_alone(iterations, tmp_pat
 
 def test_a_folder_without_metrics_rows_has_no_view_to_rebuild(tmp_path):
     with pytest.raises(storage.RunFileError, match="has no metrics rows to show"):
-        runs.rewriteScalars(tmp_path / "empty")
+        scalars.rewrite(tmp_path / "empty")
     assert not (tmp_path / "empty").exists()
+    storage.write_text(storage.metrics_path(tmp_path / "run"), '{"iteration": 1}\n{"loss": 0.5}\n')
+    with pytest.raises(storage.RunFileError, match=r"metrics.jsonl: row 2 has no iteration to be its step"):
+        scalars.rewrite(tmp_path / "run")
+    assert not storage.tensorboard_folder(tmp_path / "run").exists()
