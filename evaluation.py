@@ -258,6 +258,23 @@ DEEPER_SEARCH = 4
 player's simulations, from the same position, keeps the game's value."""
 
 
+def endOfPerfectPlay(score: int, stones: int) -> int:
+    """The stones on the board when the game ends if both sides play perfectly after a
+    move of solver score `score` (for the player making it) in a position of `stones`
+    stones: the winner wins as soon as it can, the loser holds out as long as it can, a
+    draw fills the board (42).  The solver scores a win by the stone played onto p
+    stones (43 - p) // 2, for the player placing it, and minus that for the other."""
+    if score == 0:
+        return 42
+    if not 0 <= stones < 42:
+        raise ValueError(f"a position has 0 to 41 stones before a move, got {stones}")
+    winnerMoves = stones if score > 0 else stones + 1  # the parity of the winner's plies
+    before = next(p for p in (43 - 2 * abs(score), 42 - 2 * abs(score)) if p % 2 == winnerMoves % 2)
+    if before < stones + (score < 0):
+        raise ValueError(f"a solver score of {score} cannot follow a move onto {stones} stones")
+    return before + 1
+
+
 def phaseOf(stones: int) -> str:
     """'begin', 'middle' or 'end': the stage of a position with `stones` discs (PHASES)."""
     return next(name for name, last in PHASES if stones <= last)
@@ -347,6 +364,14 @@ class Mistake:
     @property
     def phase(self) -> str:
         return phaseOf(self.ply)
+
+    @property
+    def pliesToEnd(self) -> int:
+        """Plies from the position after the mistake to the game's end when both sides
+        play perfectly from there (`endOfPerfectPlay`): how deep a search must look to
+        see that the move lost the value (the loss, or for a won start given away the
+        draw, at the end of the board)."""
+        return endOfPerfectPlay(self.scores[self.column], self.ply) - self.ply - 1
 
     @property
     def keepingVisitShare(self) -> float | None:
@@ -490,7 +515,8 @@ def wholeGameSummary(games: list[WholeGame]) -> dict:
     """What a set of whole games shows: per start value ('won', 'drawn') and for both
     together, the games and how many kept their value ('share' kept), also per side
     ('first', 'second'); 'causes': the first mistake of every game not kept, counted
-    by cause and phase; 'mistakes': all mistakes counted."""
+    by cause and phase; 'plies_to_end': the same first mistakes' `Mistake.pliesToEnd`,
+    in ascending order; 'mistakes': all mistakes counted."""
     summary: dict = {}
     for value in (1, 0):
         chosen = [game for game in games if game.start.value == value]
@@ -506,6 +532,7 @@ def wholeGameSummary(games: list[WholeGame]) -> dict:
             by_phase = causes.setdefault(first.cause or "unclassified", {})
             by_phase[first.phase] = by_phase.get(first.phase, 0) + 1
     summary["causes"] = causes
+    summary["plies_to_end"] = sorted(game.mistakes[0].pliesToEnd for game in games if game.mistakes)
     summary["mistakes"] = sum(len(game.mistakes) for game in games)
     return summary
 
@@ -527,7 +554,21 @@ def wholeGameText(summary: dict) -> str:
         for cause, by_phase in sorted(summary["causes"].items()):
             lines.append(f"{cause:<13}" + "".join(f"{by_phase.get(p, 0):>8}" for p in phases)
                          + f"{sum(by_phase.values()):>8}")
+    plies = summary.get("plies_to_end")
+    if plies:
+        lines.append("plies from the first mistake to the end of perfect play: " + pliesText(plies))
     return "\n".join(lines)
+
+
+PLY_RANGES = ((0, 9), (10, 19), (20, 29), (30, 41))
+"""The ranges (first and last, inclusive) in which `pliesText` counts plies to the end."""
+
+
+def pliesText(plies: list[int]) -> str:
+    """Plies to the end of perfect play (`Mistake.pliesToEnd`, ascending), as a line:
+    how many fall in each of PLY_RANGES, and their median."""
+    counts = ", ".join(f"{low}-{high}: {sum(low <= p <= high for p in plies)}" for low, high in PLY_RANGES)
+    return f"{counts} (median {plies[len(plies) // 2]})"
 
 
 def wholeGameRecord(games: list[WholeGame], about: dict) -> dict:

@@ -56,7 +56,7 @@ from config import SEARCH_SETTINGS, SHIPPED, ConfigError, playSearch, searchChan
 from game import Game  # noqa: E402
 
 
-def _agent(folder: Path, version: int, sims: int, search: dict | None, ensemble: tuple[int, ...] = ()):
+def recordAgent(folder: Path, version: int, sims: int, search: dict | None, ensemble: tuple[int, ...] = ()):
     """`version` of the run in `folder` as the benchmark's agent: `sims` simulations per
     move, the play-time search settings `search` (NAME: value; None: the run's own), the
     networks of the run's versions `ensemble` evaluating every leaf beside its own."""
@@ -81,7 +81,7 @@ def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, ma
     `folder`, its agent searching `sims` simulations per move, with the play-time
     search settings `search` (NAME: value; None: the run's own) and the run's versions
     `ensemble` beside its network."""
-    agent = _agent(folder, version, sims, search, ensemble)
+    agent = recordAgent(folder, version, sims, search, ensemble)
     start = time.perf_counter()
     starts = evaluation.gameStarts(won, drawn, max_moves, seed)
     games = evaluation.playAgainstSolver(lambda i: agent.forGame(seed + i), starts, seed,
@@ -102,7 +102,7 @@ def classifyRecord(folder: Path, record: dict) -> dict:
     cause set by the deeper searches `scoreVersion` would have run: its version of the
     run in `folder`, its simulations and search settings, its seed.  The games are
     not played again."""
-    agent = _agent(folder, record["version"], record["sims"], record["search"] or None,
+    agent = recordAgent(folder, record["version"], record["sims"], record["search"] or None,
                    tuple(record.get("ensemble", ())))
     deeper = _deeper(agent, record["sims"], record["seed"])
     games = evaluation.classifyMistakes(evaluation.readWholeGames(record), deeper)

@@ -4,6 +4,7 @@ and the benchmark script (benchmarks/perfect.py)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -13,7 +14,7 @@ import runs
 import shipping
 import storage
 from agent import Agent, searchWithoutNetwork
-from benchmarks import perfect
+from benchmarks import horizon, perfect
 from config import ConfigError, searchChanges, searchLabel, withSearch
 from evaluation import Mistake, Start
 from game import Game, GameState, columnOf
@@ -126,6 +127,70 @@ def test_causes_search_then_prior_then_value():
     assert evaluation.mistakeCause(few, deeperKeeps=True) == "search"
     assert evaluation.mistakeCause(few, deeperKeeps=False) == "prior"
     assert evaluation.mistakeCause(many, deeperKeeps=False) == "value"
+
+
+def _playedOut(state: GameState) -> int:
+    """The stones on the board when both sides play a best move by score (the fastest
+    win, the slowest loss) from `state` to the end."""
+    while not state.isEndGame:
+        state = state.takeAction(evaluation.bestActions(evaluation.solverScores(state))[0])[0]
+    return state.stones
+
+
+@pytest.mark.parametrize("moves", ["121212", "4455", "444444333", "1234567123456712345", "44444433333352222"])
+def test_the_end_of_perfect_play_is_where_best_play_ends_the_game(moves):
+    state = GameState.fromMoves(moves)
+    for action, score in evaluation.solverScores(state).items():
+        after = state.takeAction(action)[0]
+        ends = after.stones if after.isEndGame else _playedOut(after)
+        assert evaluation.endOfPerfectPlay(score, state.stones) == ends, (moves, columnOf(action) + 1, score)
+
+
+def test_the_end_of_perfect_play_refuses_scores_no_game_can_have():
+    assert evaluation.endOfPerfectPlay(18, 6) == 7 and evaluation.endOfPerfectPlay(1, 0) == 41
+    with pytest.raises(ValueError, match="a solver score of 18 cannot follow a move onto 30 stones"):
+        evaluation.endOfPerfectPlay(18, 30)
+    with pytest.raises(ValueError, match="0 to 41 stones"):
+        evaluation.endOfPerfectPlay(-1, 42)
+
+
+def test_a_mistakes_plies_to_the_end_are_counted_in_the_summary_and_its_text(starts):
+    games = evaluation.playAgainstSolver(lambda i: LeftmostPlayer(), starts, seed=1)
+    lost = [game for game in games if not game.kept]
+    for game in lost:
+        first = game.mistakes[0]
+        after = GameState.fromMoves(first.moves + str(first.column))
+        assert first.pliesToEnd == _playedOut(after) - after.stones
+    summary = evaluation.wholeGameSummary(games)
+    assert summary["plies_to_end"] == sorted(game.mistakes[0].pliesToEnd for game in lost)
+    assert evaluation.pliesText([3, 12, 25, 30, 41]) == "0-9: 1, 10-19: 1, 20-29: 1, 30-41: 2 (median 25)"
+    assert "plies from the first mistake to the end of perfect play: " in evaluation.wholeGameText(summary)
+
+
+def test_the_horizon_study_searches_again_where_each_lost_game_went_wrong(run_folder, tmp_path, capsys):
+    record = perfect.main(["--run-folder", str(run_folder), "--won", "3", "--drawn", "3", "--sims", "6"])
+    lost = [game for game in record["games"] if not game["kept"]]
+    assert lost, "an untrained network loses some starts against perfect play"
+    out = tmp_path / "rows.json"
+    rows = horizon.main([str(storage.whole_games_path(run_folder, 3, 6)), "--run-folder", str(run_folder),
+                         "--out", str(out)])
+    assert json.loads(out.read_text()) == rows
+    assert [row["moves"] for row in rows] == [game["mistakes"][0]["moves"] for game in lost]
+    for row, game in zip(rows, lost):
+        state = GameState.fromMoves(row["moves"])
+        assert row["cause"] == game["mistakes"][0]["cause"] and row["column"] == game["mistakes"][0]["column"]
+        assert row["replayed_column"] in {columnOf(a) + 1 for a in state.allowedActions}
+        assert 1 <= row["line"] <= row["deepest"] <= 42 - state.stones
+    assert re.search(rf"^all +{len(rows)} ", capsys.readouterr().out, re.MULTILINE)
+
+
+def test_the_horizon_study_refuses_a_record_without_lost_games(run_folder, tmp_path, capsys):
+    record = perfect.main(["--run-folder", str(run_folder), "--won", "3", "--drawn", "3", "--sims", "6"])
+    kept_only = tmp_path / "kept.json"
+    kept_only.write_text(json.dumps({**record, "games": [g for g in record["games"] if g["kept"]]}))
+    with pytest.raises(SystemExit):
+        horizon.main([str(kept_only), "--run-folder", str(run_folder)])
+    assert "holds no game that lost its start's value" in capsys.readouterr().err
 
 
 def test_phases_follow_pons_stages():
