@@ -227,6 +227,10 @@ class Config:
     own weights.  0 (the tutorial): the current player is the network retraining fits."""
     HIDDEN_CNN_LAYERS: list = field(default_factory=lambda: [{"filters": 75, "kernel_size": (4, 4)} for _ in range(6)])
     """First entry: the convolutional block; every further entry: one residual block."""
+    COLOUR_PLANE: bool = False
+    """The network reads a third input plane, all ones when the first player is to move and all zeros
+    when the second is (AlphaZero's colour plane; `game.networkInputs`): the rules' whose-turn, at every
+    cell, where the two stone planes leave it to a count of the stones.  False is the tutorial."""
 
     # --- inference -----------------------------------------------------------------
     INFERENCE: str = "auto"
@@ -394,7 +398,7 @@ class Config:
             raise ConfigError(f"TRAINING_PRECISION must be one of {TRAINING_PRECISIONS}, "
                               f"got {self.TRAINING_PRECISION!r}")
         for name in ["MERGE_DUPLICATES", "TENSORBOARD", "EVAL_STOP_WHEN_DECIDED", "MIRROR_AVERAGE",
-                     "PLAY_MIRROR_AVERAGE", "FAST_SEARCH_SIDE"]:
+                     "PLAY_MIRROR_AVERAGE", "FAST_SEARCH_SIDE", "COLOUR_PLANE"]:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
         checkInference(self.INFERENCE, self.INFERENCE_PRECISION)

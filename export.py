@@ -10,7 +10,8 @@ What a user of the exported network needs to know (`describe` writes it beside t
 files):
 - Input `main_input`: float32, shape (n, 2, 6, 7).  Channel 0 holds the stones of the
   player to move, channel 1 the opponent's, row 0 the top row, column 0 the leftmost
-  (`game.networkInputs`).
+  (`game.networkInputs`).  A network of a run with COLOUR_PLANE reads (n, 3, 6, 7):
+  channel 2 is all ones when the first player is to move, all zeros when the second is.
 - Output 0, the value: shape (n, 1), in [-1, 1], the expected result for the player
   to move (1 a win, -1 a loss).
 - Output 1, the policy: shape (n, 42) logits, one per cell (row * 7 + column).  A move
@@ -36,7 +37,7 @@ import cli  # noqa: E402
 import play  # noqa: E402
 import storage  # noqa: E402
 from config import SHIPPED  # noqa: E402
-from game import INPUT_SHAPE, GameState, networkInputs  # noqa: E402
+from game import GameState, inputShape, networkInputs  # noqa: E402
 
 TOLERANCE = 1e-4
 """Largest difference allowed between an exported model's outputs and Keras's
@@ -66,9 +67,10 @@ def randomPositions(count: int, seed: int = 0) -> list[GameState]:
     return positions
 
 
-def checkPositions(count: int = 64, seed: int = 0) -> np.ndarray:
-    """(count, 2, 6, 7) network inputs of `randomPositions`."""
-    return networkInputs(randomPositions(count, seed)).reshape(count, *INPUT_SHAPE)
+def checkPositions(count: int = 64, seed: int = 0, colourPlane: bool = False) -> np.ndarray:
+    """(count, 2, 6, 7) network inputs of `randomPositions`; (count, 3, 6, 7) with the
+    colour plane."""
+    return networkInputs(randomPositions(count, seed), colourPlane).reshape(count, *inputShape(colourPlane))
 
 
 def largestDifference(outputs, reference) -> float:
@@ -111,7 +113,7 @@ def exportNetwork(model_file, out_folder, version: int, run_folder) -> Exported:
         warnings.filterwarnings("ignore", message="In the future `np.object`", category=FutureWarning)
         model.export(str(onnx_file), format="onnx", verbose=False)
     (out / "README.txt").write_text(describe(version, Path(run_folder)))
-    x = checkPositions()
+    x = checkPositions(colourPlane=model.input_shape[1:] == inputShape(colourPlane=True))
     reference = model(x, training=False)
     exported = Exported(saved_model, onnx_file, largestDifference(runSavedModel(saved_model, x), reference),
                         largestDifference(runOnnx(onnx_file, x), reference))

@@ -27,8 +27,18 @@ refuseStaleCopy(__file__, "game.py")
 
 ROWS, COLUMNS = 6, 7
 CELLS = ROWS * COLUMNS
-INPUT_SHAPE = (2, ROWS, COLUMNS)
-"""The network input of one position: the player to move's stones, the opponent's."""
+
+
+def inputShape(colourPlane: bool = False) -> tuple[int, int, int]:
+    """The shape of one position's network input (`networkInputs`): the player to
+    move's stones, the opponent's, and with `colourPlane` a third plane saying which
+    player is to move."""
+    return (3 if colourPlane else 2, ROWS, COLUMNS)
+
+
+INPUT_SHAPE = inputShape()
+"""The network input of one position, as the tutorial has it: the player to move's
+stones, the opponent's."""
 STATE_SIZE = 2 * CELLS
 ACTION_SIZE = CELLS
 
@@ -89,16 +99,26 @@ def _cells_of(bits) -> np.ndarray:
     return (np.asarray(bits, dtype=np.int64)[..., None] >> _BIT_OF_CELL) & 1
 
 
-def networkInputs(states) -> np.ndarray:
+def networkInputs(states, colourPlane: bool = False) -> np.ndarray:
     """(n, 84) float32: for each position the player to move's stones, then the
-    opponent's, in the tutorial's cell order.
+    opponent's, in the tutorial's cell order; with `colourPlane`, (n, 126): then a
+    plane of 42 ones when the player to move is the first player (X), of zeros when
+    it is the second (O).
 
     The one place positions become network input (a model reshapes each row to
-    INPUT_SHAPE); it is always from the point of view of the player to move.  Built
-    for a whole batch at once from the bitboards."""
+    `inputShape`); it is always from the point of view of the player to move.  The
+    two stone planes leave whose turn it is to a count of all the stones, which
+    convolutions see only piece by piece; the colour plane (AlphaZero's) gives every
+    cell the side to move, on which Connect Four's threats depend (a threat on an odd
+    row serves the first player, on an even row the second).  Built for a whole batch
+    at once from the bitboards."""
     mine = _cells_of([s._mine for s in states])
     theirs = _cells_of([s._theirs for s in states])
-    return np.concatenate([mine, theirs], axis=1).astype(np.float32)
+    planes = [mine, theirs]
+    if colourPlane:
+        first = np.array([s.playerTurn == 1 for s in states], dtype=np.int64)
+        planes.append(np.repeat(first.reshape(-1, 1), CELLS, axis=1))
+    return np.concatenate(planes, axis=1).astype(np.float32)
 
 
 def playerPiece(player: Any) -> str:

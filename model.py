@@ -1,7 +1,8 @@
 """The network: the tutorial's residual CNN with a value head and a policy head.
 
 Input: (2, 6, 7) per position, channel 0 the player to move's stones, channel 1 the
-opponent's (see `GameState.binary`).  TensorFlow has no channels-first convolution on
+opponent's; with COLOUR_PLANE (3, 6, 7), channel 2 all ones when the first player is to
+move, all zeros when the second is (`game.networkInputs`).  TensorFlow has no channels-first convolution on
 CPU, so the model permutes to (6, 7, 2) first and is channels-last inside.
 Outputs: `value_head` (the expected result for the player to move, in [-1, 1]) and
 `policy_head` (42 logits, one per cell).  With VALUE_HEAD "wdl" the value head ends in
@@ -27,7 +28,7 @@ import inference  # noqa: E402
 import loggers  # noqa: E402
 import storage  # noqa: E402
 from config import DEFAULT  # noqa: E402
-from game import CELLS, MIRRORED_CELL, networkInputs  # noqa: E402
+from game import CELLS, MIRRORED_CELL, inputShape, networkInputs  # noqa: E402
 from loss import policyTargets, softmax_cross_entropy_with_logits, valueTargets, wdlTargets  # noqa: E402
 
 
@@ -44,6 +45,8 @@ class Gen_Model:
         self.reg_const = reg_const
         self.learning_rate = learning_rate
         self.input_dim = tuple(input_dim)
+        self.colourPlane = self.input_dim == inputShape(colourPlane=True)
+        """The input has the colour plane (COLOUR_PLANE): its shape says so."""
         self.output_dim = output_dim
         self.run_folder = DEFAULT.path("RUN_FOLDER") if run_folder is None else run_folder
         self.archive_folder = DEFAULT.path("RUN_ARCHIVE_FOLDER") if archive_folder is None else archive_folder
@@ -249,7 +252,11 @@ class Residual_CNN(Gen_Model):
 
     @classmethod
     def fromConfig(cls, cfg, input_dim, output_dim, run_folder=None) -> "Residual_CNN":
-        """The network `cfg` describes, writing to `run_folder` (default cfg's RUN_FOLDER)."""
+        """The network `cfg` describes, writing to `run_folder` (default cfg's RUN_FOLDER):
+        `input_dim` (the game's `input_shape`) with a colour plane more when cfg's
+        COLOUR_PLANE says so."""
+        if cfg.COLOUR_PLANE:
+            input_dim = (input_dim[0] + 1, *input_dim[1:])
         return cls(cfg.REG_CONST, cfg.LEARNING_RATE, input_dim, output_dim, cfg.HIDDEN_CNN_LAYERS,
                    cfg.MOMENTUM, cfg.path("RUN_FOLDER") if run_folder is None else run_folder,
                    cfg.path("RUN_ARCHIVE_FOLDER"), cfg.INFERENCE, cfg.INFERENCE_PRECISION, cfg.VALUE_HEAD,
@@ -331,13 +338,14 @@ class Residual_CNN(Gen_Model):
         return model, training
 
     def convertToModelInput(self, state) -> np.ndarray:
-        """The (2, 6, 7) network input of a position, for its player to move (the
-        tutorial's one-position API; the pipeline builds batches, `convertToModelInputs`)."""
-        return np.reshape(state.binary, self.input_dim)
+        """The network input of a position (shape `input_dim`), for its player to move
+        (the tutorial's one-position API; the pipeline builds batches,
+        `convertToModelInputs`)."""
+        return self.convertToModelInputs([state])[0]
 
     def convertToModelInputs(self, states) -> np.ndarray:
-        """The (n, 2, 6, 7) network inputs of many positions, built at once."""
-        return networkInputs(states).reshape(len(states), *self.input_dim)
+        """The (n, *input_dim) network inputs of many positions, built at once."""
+        return networkInputs(states, self.colourPlane).reshape(len(states), *self.input_dim)
 
 
 def withMirrorImages(x: np.ndarray) -> np.ndarray:
@@ -404,26 +412,33 @@ def transferWeights(source: keras.Model, target: keras.Model) -> None:
     (`TANH_TO_WDL_SCALE`), so the new network starts from the old one's judgement.  A
     wider target keeps its own initial weights for the new filters and reads none of
     them (their weights into the old filters and the heads are zero: `_embedded`), so
-    it computes what the source computed; training then puts them to use.  Raises
-    storage.ModelMismatchError when a layer of either has no counterpart (another
-    trunk: deeper, narrower or of other kernels; or a WDL head asked to become a tanh
-    one).  The weights are set on the Keras model itself: a `Gen_Model` holding
+    it computes what the source computed; training then puts them to use.  Likewise a
+    target reading an input plane more (COLOUR_PLANE) starts with zero weights from it.
+    Raises storage.ModelMismatchError when a layer of either has no counterpart
+    (another trunk: deeper, narrower or of other kernels; a WDL head asked to become a
+    tanh one; a target reading fewer input planes).  The weights are set on the Keras model itself: a `Gen_Model` holding
     `target` must then be told (`weightsChanged`) before its engine runs again."""
     fromWdl, toWdl = (any(layer.name == "wdl_head" for layer in m.layers) for m in (source, target))
     widths = _trunkWidth(source), _trunkWidth(target)
     if widths[1] < widths[0]:
         raise storage.ModelMismatchError(f"the target network's trunk is narrower ({widths[1]} filters) than the "
                                          f"source's ({widths[0]}): {_OTHER_SHAPE}")
+    planes = [model.input_shape[1] for model in (source, target)]
+    if planes[1] < planes[0]:
+        raise storage.ModelMismatchError(f"the target network reads fewer input planes ({planes[1]}) than the "
+                                         f"source ({planes[0]}): {_OTHER_SHAPE}")
     pending: dict[tuple, list[list[np.ndarray]]] = {}
+    first = _firstConvolution(source)
     for layer in _transferable(source, fromWdl):
         weights = layer.get_weights()
         if toWdl and not fromWdl and layer.name == "value_head":
             (w,) = weights
             weights = [np.concatenate([w, np.zeros_like(w), -w], axis=1) * TANH_TO_WDL_SCALE]
-        pending.setdefault(_weightKey(layer.__class__, weights, widths[0]), []).append(weights)
+        pending.setdefault(_weightKey(layer.__class__, weights, widths[0], layer is first), []).append(weights)
+    first = _firstConvolution(target)
     for layer in _transferable(target, toWdl):
         mine = layer.get_weights()
-        queue = pending.get(_weightKey(layer.__class__, mine, widths[1]))
+        queue = pending.get(_weightKey(layer.__class__, mine, widths[1], layer is first))
         if not queue:
             raise storage.ModelMismatchError(f"the source network has no weights for layer {layer.name} "
                                              f"({[w.shape for w in mine]}): {_OTHER_SHAPE}")
@@ -442,16 +457,26 @@ def _transferable(model: keras.Model, wdl: bool) -> list:
     return [layer for layer in model.layers if layer.weights and not (wdl and layer.name == "value_head")]
 
 
+def _firstConvolution(model: keras.Model):
+    """The network's first convolution, the one that reads the input planes."""
+    return next(layer for layer in model.layers if isinstance(layer, layers.Conv2D))
+
+
 def _trunkWidth(model: keras.Model) -> int:
     """The filters of the network's first convolution: the trunk's width (every block
     of the presets has as many)."""
-    return next(layer for layer in model.layers if isinstance(layer, layers.Conv2D)).filters
+    return _firstConvolution(model).filters
 
 
-def _weightKey(kind: type, weights: list[np.ndarray], width: int) -> tuple:
+def _weightKey(kind: type, weights: list[np.ndarray], width: int, readsInput: bool = False) -> tuple:
     """What pairs a layer with its counterpart: its kind and weight shapes, a
-    dimension of the trunk's `width` written as "width"."""
-    return kind.__name__, tuple(tuple("width" if d == width else d for d in w.shape) for w in weights)
+    dimension of the trunk's `width` written as "width", and for the convolution
+    that `readsInput` the kernel's input planes as "planes"."""
+    shapes = [tuple("width" if d == width else d for d in w.shape) for w in weights]
+    if readsInput:
+        kernel = shapes[0]
+        shapes[0] = (*kernel[:-2], "planes", kernel[-1])
+    return kind.__name__, tuple(shapes)
 
 
 def _embedded(source: np.ndarray, own: np.ndarray) -> np.ndarray:

@@ -30,18 +30,16 @@ import numpy as np  # noqa: E402
 
 import inference  # noqa: E402
 import storage  # noqa: E402
-from game import INPUT_SHAPE, networkInputs  # noqa: E402
 from memory import Memory  # noqa: E402
 from roofline import STRONG_RUN, throughput, versionEngine  # noqa: E402
 
 BATCHES = (32, 128, 512)
 
 
-def snapshotInputs(folder: Path, cfg) -> np.ndarray:
-    """The network inputs of every position in the run's newest memory snapshot."""
+def snapshotInputs(folder: Path, cfg, network) -> np.ndarray:
+    """`network`'s inputs of every position in the run's newest memory snapshot."""
     memory = Memory.load(storage.memory_path(folder, storage.memory_snapshots(folder)[-1]), cfg.MEMORY_SIZE)
-    states = [row["state"] for row in memory.ltmemory]
-    return networkInputs(states).reshape(len(states), *INPUT_SHAPE)
+    return network.convertToModelInputs([row["state"] for row in memory.ltmemory])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -55,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     folder = args.run_folder
     cfg, version, network, engine = versionEngine(folder, args.version)
     bound = engine.boundModel(network.model)
-    inputs = snapshotInputs(folder, cfg)
+    inputs = snapshotInputs(folder, cfg, network)
     picks = np.random.default_rng(cfg.SEED).permutation(len(inputs))
     calibration = inputs[picks[:args.calibration]]
     test = np.ascontiguousarray(inputs[picks[args.calibration:args.calibration + args.test]])

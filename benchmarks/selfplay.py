@@ -149,9 +149,10 @@ class InstantNetwork:
     left of self-play's time is the search itself."""
 
     input_dim = INPUT_SHAPE
+    colourPlane = False
     lanes = 1
     convertToModelInputs = Residual_CNN.convertToModelInputs
-    """The network's own input building (it reads `input_dim`): part of self-play's time."""
+    """The network's own input building (it reads `input_dim` and `colourPlane`): part of self-play's time."""
 
     def __init__(self):
         self.rng = np.random.default_rng(0)
