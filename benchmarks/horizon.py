@@ -62,7 +62,7 @@ def horizonRows(folder: Path, record: dict) -> list[dict]:
     """One row per first mistake of `record` (`firstMistakes`): its position, cause,
     plies to the end of perfect play and the search's reach there (`searchReach`)."""
     agent = recordAgent(folder, record["version"], record["sims"], record["search"] or None,
-                   tuple(record.get("ensemble", ())))
+                        tuple(record.get("ensemble", ())))
     rows = []
     for mistake in firstMistakes(record):
         column, line, deepest = searchReach(agent, mistake.moves)

@@ -57,7 +57,8 @@ from game import Game  # noqa: E402
 
 
 def recordAgent(folder: Path, version: int, sims: int, search: dict | None, ensemble: tuple[int, ...] = ()):
-    """`version` of the run in `folder` as the benchmark's agent: `sims` simulations per
+    """`version` of the run in `folder` as the benchmark's agent (also the agent that
+    `benchmarks/horizon.py` searches a record's positions with): `sims` simulations per
     move, the play-time search settings `search` (NAME: value; None: the run's own), the
     networks of the run's versions `ensemble` evaluating every leaf beside its own."""
     cfg = runs.runConfig(folder)
@@ -103,7 +104,7 @@ def classifyRecord(folder: Path, record: dict) -> dict:
     run in `folder`, its simulations and search settings, its seed.  The games are
     not played again."""
     agent = recordAgent(folder, record["version"], record["sims"], record["search"] or None,
-                   tuple(record.get("ensemble", ())))
+                        tuple(record.get("ensemble", ())))
     deeper = _deeper(agent, record["sims"], record["seed"])
     games = evaluation.classifyMistakes(evaluation.readWholeGames(record), deeper)
     return evaluation.wholeGameRecord(games, {key: value for key, value in record.items()
