@@ -228,9 +228,8 @@ class Config:
     HIDDEN_CNN_LAYERS: list = field(default_factory=lambda: [{"filters": 75, "kernel_size": (4, 4)} for _ in range(6)])
     """First entry: the convolutional block; every further entry: one residual block."""
     COLOUR_PLANE: bool = False
-    """The network reads a third input plane, all ones when the first player is to move and all zeros
-    when the second is (AlphaZero's colour plane; `game.networkInputs`): the rules' whose-turn, at every
-    cell, where the two stone planes leave it to a count of the stones.  False is the tutorial."""
+    """A third input plane: ones when the first player is to move, zeros for the second (AlphaZero's colour
+    plane, `game.networkInputs`: whose turn, at every cell, not left to a count of stones).  False: the tutorial."""
 
     # --- inference -----------------------------------------------------------------
     INFERENCE: str = "auto"
@@ -397,8 +396,7 @@ class Config:
         if self.TRAINING_PRECISION not in TRAINING_PRECISIONS:
             raise ConfigError(f"TRAINING_PRECISION must be one of {TRAINING_PRECISIONS}, "
                               f"got {self.TRAINING_PRECISION!r}")
-        for name in ["MERGE_DUPLICATES", "TENSORBOARD", "EVAL_STOP_WHEN_DECIDED", "MIRROR_AVERAGE",
-                     "PLAY_MIRROR_AVERAGE", "FAST_SEARCH_SIDE", "COLOUR_PLANE"]:
+        for name in [f.name for f in dataclasses.fields(self) if f.type == "bool"]:  # every switch
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
         checkInference(self.INFERENCE, self.INFERENCE_PRECISION)
@@ -587,18 +585,16 @@ STRONG = DEFAULT.replace(
 
 SHIPPED = STRONG.replace(OPENING_STONES=15, VALUE_TARGET_Q_WEIGHT_OPENING=1.0, WEIGHT_AVERAGE_DECAY=0.98,
                          RUN_FOLDER="run_archive/connect4/run0006")
-"""The shipped run's settings (`make train PRESET=shipped` trains it on; the play cells start from
-it): the strong preset's and the levers its lineage took up late (docs/strength.md).  run0002
-trained the strong preset to iteration 2805; a branch there learned q alone as the value target of
-positions under 15 stones (run0005); run0006 branched from it at 3371 to average its weights."""
+"""The shipped run's settings (`make train PRESET=shipped` trains it on; the play cells start from it): the strong
+preset's and its lineage's late levers (docs/strength.md): run0002 trained the strong preset to iteration 2805,
+its branch run0005 learned q alone as the value target under 15 stones, run0006 branched at 3371 to average weights."""
 
 PRESETS = {"default": DEFAULT, "strong": STRONG, "shipped": SHIPPED}
 """The named configurations (`make train PRESET=name`)."""
 
 
 def preset(name: str) -> Config:
-    """The configuration named `name` in PRESETS; another name raises ConfigError
-    listing the presets there are."""
+    """The configuration named `name` in PRESETS; another name raises ConfigError listing the presets there are."""
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; the presets are {', '.join(sorted(PRESETS))}")
     return PRESETS[name]

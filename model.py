@@ -2,8 +2,9 @@
 
 Input: (2, 6, 7) per position, channel 0 the player to move's stones, channel 1 the
 opponent's; with COLOUR_PLANE (3, 6, 7), channel 2 all ones when the first player is to
-move, all zeros when the second is (`game.networkInputs`).  TensorFlow has no channels-first convolution on
-CPU, so the model permutes to (6, 7, 2) first and is channels-last inside.
+move, all zeros when the second is (`game.networkInputs`).  TensorFlow has no
+channels-first convolution on CPU, so the model permutes to (6, 7, planes) first and is
+channels-last inside.
 Outputs: `value_head` (the expected result for the player to move, in [-1, 1]) and
 `policy_head` (42 logits, one per cell).  With VALUE_HEAD "wdl" the value head ends in
 `wdl_head`, three logits for a win, a draw and a loss, and `value_head` is their
@@ -416,8 +417,9 @@ def transferWeights(source: keras.Model, target: keras.Model) -> None:
     target reading an input plane more (COLOUR_PLANE) starts with zero weights from it.
     Raises storage.ModelMismatchError when a layer of either has no counterpart
     (another trunk: deeper, narrower or of other kernels; a WDL head asked to become a
-    tanh one; a target reading fewer input planes).  The weights are set on the Keras model itself: a `Gen_Model` holding
-    `target` must then be told (`weightsChanged`) before its engine runs again."""
+    tanh one; a target reading fewer input planes).  The weights are set on the Keras
+    model itself: a `Gen_Model` holding `target` must then be told (`weightsChanged`)
+    before its engine runs again."""
     fromWdl, toWdl = (any(layer.name == "wdl_head" for layer in m.layers) for m in (source, target))
     widths = _trunkWidth(source), _trunkWidth(target)
     if widths[1] < widths[0]:
