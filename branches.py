@@ -2,7 +2,8 @@
 
 Two branches of one state, each with one change, compare that change alone
 (benchmarks/levers.py); `python -m funcs --branch-from F --run-folder D --set NAME=VALUE`
-makes one and trains it.
+makes one and trains it; `--set` without `--branch-from` changes a new run's config
+(`newRunConfig`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,22 @@ from runs import sayNow
 BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "TENSORBOARD")
 """Settings a branch cannot change: where it lives and where its games are played are
 given when it trains (`--run-folder`, `--workers` ...), not by its config."""
+
+
+def newRunConfig(cfg: Config, changes: dict, initial_run: int | None = None) -> Config:
+    """`cfg` with `changes` (validated; none: `cfg` itself) for a run to start in cfg's run folder (`--set` without `--branch-from`);
+    refused (ConfigError) where the folder already holds a run, which keeps its own config.json, and for the
+    names of BRANCH_FIXED, which training is told by its own options."""
+    if not changes:
+        return cfg
+    fixed = sorted(set(changes) & set(BRANCH_FIXED))
+    if fixed:
+        raise ConfigError(f"{', '.join(fixed)} cannot be set with --set: training is told them by --run-folder, "
+                          "--workers and --ray-address")
+    if runs.startingPoint(cfg, initial_run)[0] in ("resume", "rebuild"):
+        raise ConfigError(f"{cfg.path('RUN_FOLDER')} already holds a run, which keeps its own config.json: --set "
+                          "changes a new run's config (another --run-folder) or a branch's (--branch-from)")
+    return cfg.replace(**changes)
 
 
 def storedFolder(folder: Path) -> str:

@@ -102,8 +102,9 @@ TRAINING.add_argument("--branch-from", default=None, metavar="RUN_FOLDER",
                       help="first start --run-folder (which must hold no run) as a branch of this run, where its "
                            "checkpoint says, with the --set changes (branches.branchRun)")
 TRAINING.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
-                      help="with --branch-from: a config value of the branch, VALUE as JSON or as a plain "
-                           "string (repeatable; e.g. --set VALUE_HEAD=wdl --set MCTS_SIMS=64)")
+                      help="a config value of the branch (with --branch-from) or of a new run (with --preset), "
+                           "VALUE as JSON or as a plain string (repeatable; e.g. --set VALUE_HEAD=wdl --set "
+                           "MCTS_SIMS=64)")
 TRAINING.add_argument("--branch-network", default=None, metavar="KERAS_FILE",
                       help="with --branch-from: the branch's best and current network start as this one, a "
                            "network of the branch's config (e.g. a smaller one: benchmarks/smallnet.py "

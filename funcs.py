@@ -478,8 +478,7 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
     run.saveMemory(iteration)
     times["save"] = time.perf_counter() - start
     row.update(best_player_version=run.best_player_version, memory_size=len(run.memory),
-               selfplay_positions=selfplay_positions,
-               seconds={k: round(v, 3) for k, v in times.items()})
+               selfplay_positions=selfplay_positions, seconds={k: round(v, 3) for k, v in times.items()})
     run.finishIteration(iteration, row)
     return row
 
@@ -568,19 +567,20 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def trainCommand(args: argparse.Namespace) -> None:
-    """Train as the command line's arguments (`cli.TRAINING`'s) say; a run that cannot
-    go on ends with the project's message naming what to do, not a traceback."""
+    """Train as the command line's arguments (`cli.TRAINING`'s) say; a run that cannot go on ends with the
+    project's message naming what to do, not a traceback."""
     cfg = PRESETS[args.preset]
     stops = (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError)
     try:
-        cfg = cfg if args.run_folder is None else cfg.replace(RUN_FOLDER=args.run_folder)
-        cfg = cfg.replace(WORKERS=cfg.WORKERS if args.workers is None else args.workers,
-                          RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS)
-        if (args.set or args.branch_network) and args.branch_from is None:
-            raise ConfigError("--set and --branch-network make a branch: give --branch-from too")
-        if args.branch_from is not None:
-            if args.run_folder is None:
-                raise ConfigError("--branch-from needs --run-folder, the new folder of the branch")
+        cfg = cfg.replace(RUN_FOLDER=args.run_folder or cfg.RUN_FOLDER, RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS,
+                          WORKERS=cfg.WORKERS if args.workers is None else args.workers)
+        if args.branch_from is None and args.branch_network:
+            raise ConfigError("--branch-network makes a branch: give --branch-from too")
+        if args.branch_from is None:
+            cfg = branches.newRunConfig(cfg, dict(args.set), initialise.INITIAL_RUN_NUMBER)
+        elif args.run_folder is None:
+            raise ConfigError("--branch-from needs --run-folder, the new folder of the branch")
+        else:
             branch = branches.branchRun(args.branch_from, cfg.path("RUN_FOLDER"), dict(args.set),
                                         network=args.branch_network)
             cfg = branch.replace(WORKERS=cfg.WORKERS, RAY_ADDRESS=cfg.RAY_ADDRESS, TENSORBOARD=cfg.TENSORBOARD)

@@ -5,6 +5,7 @@ and print none of TensorFlow's start-up notices."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -87,8 +88,7 @@ def test_branch_settings_are_read_as_json_or_as_text():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--set", "MCTS_SIMS=64"], "--set and --branch-network make a branch: give --branch-from too"),
-    (["--branch-network", "small.keras"], "--set and --branch-network make a branch: give --branch-from too"),
+    (["--branch-network", "small.keras"], "--branch-network makes a branch: give --branch-from too"),
     (["--branch-from", "run"], "--branch-from needs --run-folder, the new folder of the branch"),
 ])
 def test_a_branch_without_its_source_or_folder_is_refused(args, message):
@@ -111,6 +111,25 @@ def test_a_branch_is_made_and_trained_from_the_terminal(tmp_path, tiny_cfg):
                     "--iterations", "1")
     assert again.returncode == 1 and "to go on training a branch, train in its folder without --branch-from" in \
         again.stderr
+
+
+def test_a_new_run_starts_with_the_set_changes_and_a_run_there_keeps_its_own(tmp_path, tiny_cfg):
+    tiny = [f"--set={name}={json.dumps(getattr(tiny_cfg, name))}" for name in
+            ("HIDDEN_CNN_LAYERS", "EPISODES", "EVAL_EPISODES", "TURNS_UNTIL_TAU0", "MEMORY_SIZE", "BATCH_SIZE",
+             "FIT_BATCH_SIZE", "TRAINING_LOOPS", "EVAL_POSITIONS", "EVAL_SIMS")]
+    folder = tmp_path / "colour"
+    done = command("-m", "funcs", "--preset", "strong", "--run-folder", str(folder), "--set", "COLOUR_PLANE=true",
+                   "--set", "MCTS_SIMS=4", "--set", "MIN_MEMORY_SIZE=32", *tiny, "--iterations", "1", "--no-progress")
+    assert done.returncode == 0 and done.stderr == "" and "iteration 1: " in done.stdout
+    started = runs.runConfig(folder)
+    assert started.COLOUR_PLANE and started.MCTS_SIMS == 4 and started.ROOT_SEARCH == "gumbel"  # the preset's
+    assert started.HIDDEN_CNN_LAYERS == tiny_cfg.HIDDEN_CNN_LAYERS and runs.readCheckpoint(folder)["iteration"] == 1
+    again = command("-m", "funcs", "--run-folder", str(folder), "--set", "MCTS_SIMS=8", "--iterations", "1")
+    assert again.returncode == 1 and f"{folder} already holds a run, which keeps its own config.json" in again.stderr
+    fixed = command("-m", "funcs", "--run-folder", str(tmp_path / "new"), "--set", "WORKERS=2", "--iterations", "1")
+    assert fixed.returncode == 1 and "WORKERS cannot be set with --set" in fixed.stderr
+    assert runs.runConfig(folder).MCTS_SIMS == 4 and runs.readCheckpoint(folder)["iteration"] == 1
+    assert not (tmp_path / "new").exists()
 
 
 def refusal(parser, args: list[str], capsys) -> str:
