@@ -1,0 +1,117 @@
+"""Two runs side by side at equal iterations, from their metrics alone: a run started afresh with a
+lever (`python -m funcs --preset strong --run-folder F --set NAME=VALUE`) against the run that
+trained the same preset without it.
+
+Run: .venv/bin/python benchmarks/sidebyside.py BASELINE LEVER [--window W]
+
+Both runs score their best network after every iteration on the same seeded benchmark positions
+(EVAL_POSITIONS of SEED, `evaluation.benchmarkPositions`): the agent at EVAL_SIMS simulations and the
+raw network, mistakes against perfect play. One score on 200 positions has a standard error of some
+2.5 points, so the table gives each run's mean over windows of W iterations, up to the iteration the
+shorter run has reached, beside the hours each took (a run on another host or an older commit takes
+other hours for the same iterations: iterations, not hours, are compared) and its promotions. The two
+runs must share their benchmark positions (EVAL_POSITIONS and SEED); their iterations are compared
+one for one. Reads only metrics.jsonl and config.json; plays nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import cli  # noqa: E402
+import loggers as lg  # noqa: E402
+from config import ConfigError  # noqa: E402
+
+with lg.nativeStderrTo(os.devnull):  # TensorFlow's start-up notices (runs reads configs through keras' modules)
+    import runs
+    import storage
+
+
+@dataclass(frozen=True)
+class Window:
+    """One run's iterations `first`..`last` (both counted): the mean mistake rates (fractions) of its best
+    network after each, the agent's and the raw network's, its training hours at `last`, and how many of
+    those iterations promoted a network."""
+    first: int
+    last: int
+    agent: float
+    network: float
+    hours: float
+    promotions: int
+
+
+def windows(rows: list[dict], width: int, iterations: int) -> list[Window]:
+    """The first `iterations` metrics rows of a run, in windows of `width` iterations (the last one
+    shorter where `iterations` is not a multiple), each iteration's scores those of the best network after
+    it. Rows without a score (EVAL_POSITIONS 0) cannot be compared: ValueError names the iteration."""
+    hours = runs.trainingHours(rows)
+    unscored = [row["iteration"] for row in rows[:iterations] if row.get("mistake_rate") is None]
+    if unscored:
+        raise ValueError(f"iteration {unscored[0]} has no benchmark score (EVAL_POSITIONS 0): nothing to compare")
+    found = []
+    for start in range(0, iterations, width):
+        part = rows[start:min(start + width, iterations)]
+        found.append(Window(part[0]["iteration"], part[-1]["iteration"],
+                            sum(row["mistake_rate"] for row in part) / len(part),
+                            sum(row["network_mistake_rate"] for row in part) / len(part),
+                            hours[start + len(part) - 1], sum(bool(row.get("promoted")) for row in part)))
+    return found
+
+
+def oneScoreError(rate: float, positions: int) -> float:
+    """The standard error of one mistake rate `rate` measured on `positions` positions (binomial)."""
+    return math.sqrt(rate * (1 - rate) / positions)
+
+
+def table(baseline: list[Window], lever: list[Window]) -> str:
+    """The two runs' windows as a Markdown table, mistakes in percent, the lever's agent minus the baseline's."""
+    lines = ["| iterations | baseline hours | baseline agent / network % | lever hours | lever agent / network % "
+             "| lever - baseline, agent | promotions (baseline, lever) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for old, new in zip(baseline, lever):
+        lines.append(f"| {old.first}-{old.last} | {old.hours:.2f} | {100 * old.agent:.1f} / {100 * old.network:.1f} "
+                     f"| {new.hours:.2f} | {100 * new.agent:.1f} / {100 * new.network:.1f} "
+                     f"| {100 * (new.agent - old.agent):+.1f} | {old.promotions}, {new.promotions} |")
+    return "\n".join(lines)
+
+
+def compare(baseline_folder: Path, lever_folder: Path, width: int) -> str:
+    """The side-by-side report of two run folders (see the module's docstring); ConfigError where their
+    benchmark positions differ or either has no iteration yet."""
+    configs = [runs.runConfig(folder) for folder in (baseline_folder, lever_folder)]
+    if len({(cfg.EVAL_POSITIONS, cfg.SEED) for cfg in configs}) > 1:
+        raise ConfigError("the runs score different benchmark positions (EVAL_POSITIONS, SEED): "
+                          + ", ".join(f"{cfg.EVAL_POSITIONS}, {cfg.SEED}" for cfg in configs))
+    both = [runs.readMetrics(folder) for folder in (baseline_folder, lever_folder)]
+    iterations = min(len(rows) for rows in both)
+    if iterations == 0:
+        raise ConfigError("a run has trained no iteration yet: nothing to compare")
+    old, new = (windows(rows, width, iterations) for rows in both)
+    rate = old[-1].agent
+    return (f"baseline {baseline_folder}, lever {lever_folder}: the first {iterations} iterations, means over "
+            f"{width}; one score on {configs[0].EVAL_POSITIONS} positions has a standard error of "
+            f"{100 * oneScoreError(rate, configs[0].EVAL_POSITIONS):.1f} points at {100 * rate:.1f}%\n\n"
+            + table(old, new))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("baseline", type=cli.runFolder, help="the run without the lever")
+    parser.add_argument("lever", type=cli.runFolder, help="the run with it")
+    parser.add_argument("--window", type=cli.positive(int), default=50, help="iterations per mean (default 50)")
+    args = parser.parse_args(argv)
+    try:
+        print(compare(args.baseline, args.lever, args.window))
+    except (ConfigError, ValueError, storage.RunFileError) as error:
+        parser.exit(1, f"{error}\n")
+
+
+if __name__ == "__main__":
+    main()
