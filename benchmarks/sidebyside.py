@@ -11,7 +11,9 @@ raw network, mistakes against perfect play. One score on 200 positions has a sta
 shorter run has reached, beside the hours each took (a run on another host or an older commit takes
 other hours for the same iterations: iterations, not hours, are compared) and its promotions. The two
 runs must share their benchmark positions (EVAL_POSITIONS and SEED); their iterations are compared
-one for one. Reads only metrics.jsonl and config.json; plays nothing.
+one for one. Where the lever's versions have been scored on Pons' sets (`benchmarks/curve.py`, its
+curve.jsonl), each is printed beside the baseline's scored version nearest in iteration at the same
+simulations and positions. Reads only metrics.jsonl, curve.jsonl and config.json; plays nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from config import ConfigError  # noqa: E402
 with lg.nativeStderrTo(os.devnull):  # TensorFlow's start-up notices (runs reads configs through keras' modules)
     import runs
     import storage
+    from evaluation import PONS_SETS
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,33 @@ def table(baseline: list[Window], lever: list[Window]) -> str:
     return "\n".join(lines)
 
 
+def ponsBeside(baseline: list[dict], lever: list[dict]) -> list[tuple[dict, dict]]:
+    """Each of the lever's curve rows (`benchmarks/curve.py`) with the baseline's row nearest to it in
+    iteration among those of the same simulations and positions (the earlier on a tie); rows without such a
+    partner are left out."""
+    pairs = []
+    for row in sorted(lever, key=lambda row: row["iteration"]):
+        alike = [old for old in baseline if (old["sims"], old["limit"]) == (row["sims"], row["limit"])]
+        if alike:
+            pairs.append((min(alike, key=lambda old: (abs(old["iteration"] - row["iteration"]), old["iteration"])),
+                          row))
+    return pairs
+
+
+def ponsTable(pairs: list[tuple[dict, dict]]) -> str:
+    """Pons' sets beside each other as a Markdown table: the agent's mistakes in percent, baseline / lever, set by
+    set from end-easy to begin-hard."""
+    lines = ["| baseline version (iteration) | lever version (iteration) | sims, positions | "
+             + " | ".join(f"{stage}-{difficulty}" for stage, difficulty, *_ in PONS_SETS.values()) + " |",
+             "| --- | --- | --- | " + " | ".join("---:" for _ in PONS_SETS) + " |"]
+    for old, new in pairs:
+        lines.append(f"| {old['version']} ({old['iteration']}) | {new['version']} ({new['iteration']}) | "
+                     f"{new['sims']}, {new['limit']} | "
+                     + " | ".join(f"{old['sets'][name]['agent']:.1f} / {new['sets'][name]['agent']:.1f}"
+                                  for name in PONS_SETS) + " |")
+    return "\n".join(lines)
+
+
 def compare(baseline_folder: Path, lever_folder: Path, width: int) -> str:
     """The side-by-side report of two run folders (see the module's docstring); ConfigError where their
     benchmark positions differ or either has no iteration yet."""
@@ -98,7 +128,14 @@ def compare(baseline_folder: Path, lever_folder: Path, width: int) -> str:
     return (f"baseline {baseline_folder}, lever {lever_folder}: the first {iterations} iterations, means over "
             f"{width}; one score on {configs[0].EVAL_POSITIONS} positions has a standard error of "
             f"{100 * oneScoreError(rate, configs[0].EVAL_POSITIONS):.1f} points at {100 * rate:.1f}%\n\n"
-            + table(old, new))
+            + table(old, new) + _ponsPart(baseline_folder, lever_folder))
+
+
+def _ponsPart(baseline_folder: Path, lever_folder: Path) -> str:
+    """The Pons' sets part of the report: nothing where no lever version has a partner to stand beside."""
+    pairs = ponsBeside(runs.readCurve(baseline_folder), runs.readCurve(lever_folder))
+    return ("\n\nPons' sets, the agent's mistakes in %, baseline / lever (benchmarks/curve.py):\n\n" + ponsTable(pairs)
+            if pairs else "")
 
 
 def main(argv: list[str] | None = None) -> None:

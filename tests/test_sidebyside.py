@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import evaluation
 import runs
 import storage
 from benchmarks import sidebyside
@@ -57,3 +58,23 @@ def test_runs_that_score_other_positions_or_nothing_are_refused(tmp_path, tiny_c
     with pytest.raises(ValueError, match="iteration 2 has no benchmark score"):
         sidebyside.windows(rows, 2, 2)
     assert sidebyside.oneScoreError(0.15, 200) == pytest.approx(0.02525, abs=1e-5)
+
+
+def curveRow(version: int, iteration: int, agent: float, sims: int = 600, limit: int = 1000) -> dict:
+    return {"version": version, "iteration": iteration, "hours": iteration / 10, "sims": sims, "limit": limit,
+            "sets": {name: {"agent": agent, "network": agent + 1} for name in evaluation.PONS_SETS}}
+
+
+def test_pons_rows_stand_beside_the_baselines_nearest_in_iteration_at_the_same_budget(tmp_path, tiny_cfg):
+    baseline = startedRun(tmp_path / "baseline", tiny_cfg, [0.5, 0.4])
+    lever = startedRun(tmp_path / "lever", tiny_cfg, [0.5, 0.4])
+    for folder, rows in ((baseline, [curveRow(10, 40, 5.0), curveRow(20, 100, 3.0), curveRow(30, 60, 2.0, sims=32)]),
+                         (lever, [curveRow(12, 70, 4.0), curveRow(15, 90, 2.5), curveRow(17, 95, 2.0, limit=200)])):
+        for row in rows:
+            storage.append_line(storage.curve_path(folder), json.dumps(row))
+    pairs = sidebyside.ponsBeside(runs.readCurve(baseline), runs.readCurve(lever))
+    assert [(old["version"], new["version"]) for old, new in pairs] == [(10, 12), (20, 15)]  # 70: a tie, the earlier
+    report = sidebyside.compare(baseline, lever, 2)
+    assert report.splitlines()[-1] == "| 20 (100) | 15 (90) | 600, 1000 | " + " | ".join(["3.0 / 2.5"] * 6) + " |"
+    assert "end-easy | middle-easy | middle-medium | begin-easy | begin-medium | begin-hard" in report
+    assert "Pons' sets" not in sidebyside.compare(baseline, startedRun(tmp_path / "unscored", tiny_cfg, [0.3]), 2)
