@@ -572,7 +572,8 @@ def trainCommand(args: argparse.Namespace) -> None:
     cfg = PRESETS[args.preset]
     stops = (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError)
     try:
-        cfg = cfg.replace(RUN_FOLDER=args.run_folder or cfg.RUN_FOLDER, RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS,
+        cfg = cfg.replace(RUN_FOLDER=cfg.RUN_FOLDER if args.run_folder is None else args.run_folder,
+                          RAY_ADDRESS=args.ray_address or cfg.RAY_ADDRESS,
                           WORKERS=cfg.WORKERS if args.workers is None else args.workers)
         if args.branch_from is None and args.branch_network:
             raise ConfigError("--branch-network makes a branch: give --branch-from too")
