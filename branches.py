@@ -23,16 +23,22 @@ BRANCH_FIXED = ("RUN_FOLDER", "RUN_ARCHIVE_FOLDER", "WORKERS", "RAY_ADDRESS", "T
 given when it trains (`--run-folder`, `--workers` ...), not by its config."""
 
 
-def newRunConfig(cfg: Config, changes: dict, initial_run: int | None = None) -> Config:
-    """`cfg` with `changes` (validated; none: `cfg` itself) for a run to start in cfg's run folder (`--set` without `--branch-from`);
-    refused (ConfigError) where the folder already holds a run, which keeps its own config.json, and for the
-    names of BRANCH_FIXED, which training is told by its own options."""
-    if not changes:
-        return cfg
+def refuseFixed(changes: dict, where: str) -> None:
+    """ConfigError naming the settings of BRANCH_FIXED among `changes` (set `where`: for a branch, for a new
+    run): training is told them by its options."""
     fixed = sorted(set(changes) & set(BRANCH_FIXED))
     if fixed:
-        raise ConfigError(f"{', '.join(fixed)} cannot be set with --set: training is told them by --run-folder, "
-                          "--workers and --ray-address")
+        raise ConfigError(f"{', '.join(fixed)} cannot be set {where}: they say where a run lives or plays, which "
+                          "training is told (--run-folder, --workers, --ray-address)")
+
+
+def newRunConfig(cfg: Config, changes: dict, initial_run: int | None = None) -> Config:
+    """`cfg` with `changes` (validated; none: `cfg` itself) for a run to start in cfg's run folder (`--set`
+    without `--branch-from`); refused (ConfigError) where the folder already holds a run, which keeps its own
+    config.json, and for the names of BRANCH_FIXED (`refuseFixed`)."""
+    if not changes:
+        return cfg
+    refuseFixed(changes, "with --set for a new run")
     if runs.startingPoint(cfg, initial_run)[0] in ("resume", "rebuild"):
         raise ConfigError(f"{cfg.path('RUN_FOLDER')} already holds a run, which keeps its own config.json: --set "
                           "changes a new run's config (another --run-folder) or a branch's (--branch-from)")
@@ -67,10 +73,7 @@ def branchRun(source, target, changes: dict, say=sayNow, *, network=None) -> Con
         raise storage.RunFileError(f"{target} is not an empty folder ({held[0].name if held else 'a file'}...): "
                                    "branch into an empty or new folder (to go on training a branch, train in its "
                                    "folder without --branch-from)")
-    fixed = sorted(set(changes) & set(BRANCH_FIXED))
-    if fixed:
-        raise ConfigError(f"{', '.join(fixed)} cannot be set for a branch: they say where it lives or plays, which "
-                          "training is told (--run-folder, --workers, --ray-address)")
+    refuseFixed(changes, "for a branch")
     checkpoint = runs.readCheckpoint(source)
     cfg = runs.folderConfig(source).replace(**changes, RUN_FOLDER=storedFolder(target))
     partial = target.with_name(f".{target.name}.partial")

@@ -567,8 +567,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def trainCommand(args: argparse.Namespace) -> None:
-    """Train as the command line's arguments (`cli.TRAINING`'s) say; a run that cannot go on ends with the
-    project's message naming what to do, not a traceback."""
+    """Train as `cli.TRAINING`'s arguments say; a run that cannot go on ends in a message naming the way out."""
     cfg = PRESETS[args.preset]
     stops = (ConfigError, storage.RunFileError, storage.RunLockedError, storage.DiskFullError)
     try:
