@@ -43,6 +43,7 @@ import runs  # noqa: E402
 import selfplay  # noqa: E402
 import storage  # noqa: E402
 from config import STRONG  # noqa: E402
+from game import ACTION_SIZE, INPUT_SHAPE  # noqa: E402
 from model import Residual_CNN  # noqa: E402
 
 STRONG_RUN = STRONG.path("RUN_FOLDER")
@@ -62,9 +63,9 @@ def versionEngine(folder: Path, version: int | None):
     `folder` (None: its best), the engine not yet compiled."""
     cfg = runs.runConfig(folder)
     version = runs.bestVersion(folder) if version is None else version
-    network = Residual_CNN.fromConfig(cfg, (2, 6, 7), 42, run_folder=folder)
+    network = Residual_CNN.fromConfig(cfg, INPUT_SHAPE, ACTION_SIZE, run_folder=folder)
     network.loadWeights(storage.model_path(folder, version))
-    return cfg, version, network, inference.OpenVINOEngine(network.model, (2, 6, 7), "f32")
+    return cfg, version, network, inference.OpenVINOEngine(network.model, network.input_dim, "f32")
 
 
 def throughput(compiled, x: np.ndarray, seconds: float) -> float:
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"version {version} of {folder}: {macs / 1e6:.2f} M multiply-adds per position "
           f"({2 * macs / 1e6:.1f} MFLOP); {engine.threads} threads; numpy's float32 {SQUARE}x{SQUARE} product: "
           f"{product:.0f} GFLOP/s")
-    x = np.random.default_rng(cfg.SEED).integers(0, 2, (max(BATCHES), 2, 6, 7)).astype(np.float32)
+    x = np.random.default_rng(cfg.SEED).integers(0, 2, (max(BATCHES), *network.input_dim)).astype(np.float32)
     results = {}
     print(f"{'precision':<9} " + " ".join(f"{'batch ' + str(b):>24}" for b in BATCHES))
     for precision in precisions:

@@ -7,7 +7,10 @@ import keras
 import pytest
 
 import inference
+import storage
 from benchmarks import roofline
+from game import ACTION_SIZE, INPUT_SHAPE, inputShape
+from model import Residual_CNN
 
 
 def test_multiply_adds_count_convolutions_per_output_cell_and_dense_layers():
@@ -49,3 +52,18 @@ def test_the_script_measures_each_precision_at_each_batch(run_folder, capsys):
     assert 0 < played["full_batch_share"]
     out = capsys.readouterr().out
     assert "multiply-adds per position" in out and "of the network's time" in out
+
+
+def test_a_run_with_the_colour_plane_is_measured_on_its_own_input_shape(tiny_cfg, tmp_path):
+    folder = tmp_path / "run"
+    cfg = tiny_cfg.replace(COLOUR_PLANE=True)
+    network = Residual_CNN.fromConfig(cfg, INPUT_SHAPE, ACTION_SIZE)
+    storage.write_text(storage.config_path(folder), cfg.to_json())
+    storage.save_model(network.model, storage.model_path(folder, 2))
+    storage.write_json(storage.checkpoint_path(folder), {"iteration": 2, "best_player_version": 2,
+                                                         "memory_iteration": None})
+    _, version, loaded, engine = roofline.versionEngine(folder, None)
+    assert version == 2 and loaded.input_dim == inputShape(colourPlane=True)
+    assert str(engine.boundModel(loaded.model).input(0).get_partial_shape()) == "[?,3,6,7]"
+    result = roofline.main(["--run-folder", str(folder), "--seconds", "0.01"])
+    assert all(speed > 0 for speed in result["results"]["f32"]["positions_per_second"].values())
