@@ -16,7 +16,6 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 
-
 ENGINES = ("auto", "tensorflow", "openvino")
 """The values of INFERENCE: the engines that can evaluate the network for the search."""
 PRECISIONS = ("auto", "f32", "bf16")
@@ -248,6 +247,10 @@ class Config:
     with ROOT_SEARCH="gumbel"; see TURNS_UNTIL_TAU0), then the best is played.  The tutorial plays
     every tournament move at tau=0, which makes the games between two fixed networks (nearly)
     repeat: 20 games are then little more than 2 games played 10 times.  0: the tutorial's."""
+    EVAL_RANDOM_OPENING_MOVES: int = 0
+    """Tournament games start with k random legal moves, unsearched, k from 0..EVAL_RANDOM_OPENING_MOVES for each pair
+    of games, which play one opening with the seats swapped (`funcs.pairedOpening`): without them a tournament is a
+    few distinct games (a run's 20 were 6), a challenger judged on a few lines.  0 (the tutorial); at most 20."""
     EVAL_STOP_WHEN_DECIDED: bool = False
     """The tournament stops as soon as its remaining games cannot change whether the current network
     is promoted (the same rule, the same decision); its scores are then over the games played.
@@ -338,8 +341,9 @@ class Config:
                          "FIT_BATCH_SIZE", "EPOCHS", "TRAINING_LOOPS", "MIN_MEMORY_SIZE", "EVAL_EPISODES", "EVAL_SIMS",
                          "LOG_MAX_BYTES", "MEMORY_SNAPSHOTS_KEPT", "LEAF_BATCH"]
         non_negative_ints = ["TURNS_UNTIL_TAU0", "RANDOM_OPENING_MOVES", "FAST_SEARCH_SIMS", "STRONG_SEARCH_SIMS",
-                             "EVAL_TURNS_UNTIL_TAU0", "EVAL_POSITIONS", "SEED", "LOG_BACKUP_COUNT", "WORKERS",
-                             "PLAY_SIMS", "REANALYSE_POSITIONS", "PLAY_LEAF_BATCH", "OPENING_STONES"]
+                             "EVAL_TURNS_UNTIL_TAU0", "EVAL_RANDOM_OPENING_MOVES", "EVAL_POSITIONS", "SEED", "WORKERS",
+                             "LOG_BACKUP_COUNT", "PLAY_SIMS", "REANALYSE_POSITIONS", "PLAY_LEAF_BATCH",
+                             "OPENING_STONES"]
         for name in positive_ints + non_negative_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
@@ -350,9 +354,10 @@ class Config:
                 raise ConfigError(f"{name} must not be negative, got {value}")
             if value >= INT_LIMIT:
                 raise ConfigError(f"{name} must be below 2**31 (numpy seeds and C integers are 32-bit), got {value}")
-        if self.RANDOM_OPENING_MOVES > 20:
-            raise ConfigError(f"RANDOM_OPENING_MOVES must be at most 20 (games of random moves teach nothing; "
-                              f"a random game is often over by then), got {self.RANDOM_OPENING_MOVES}")
+        for name in ("RANDOM_OPENING_MOVES", "EVAL_RANDOM_OPENING_MOVES"):
+            if getattr(self, name) > 20:
+                raise ConfigError(f"{name} must be at most 20 (games of random moves teach and tell nothing; "
+                                  f"a random game is often over by then), got {getattr(self, name)}")
         if self.OPENING_STONES > 42:
             raise ConfigError(f"OPENING_STONES must be at most 42 (the board's cells), got {self.OPENING_STONES}")
         if self.FAST_SEARCH_SIMS >= self.MCTS_SIMS:
@@ -432,18 +437,13 @@ class Config:
                 raise ConfigError(f"LEARNING_RATE_SCHEDULE[{i}] must be [iteration (positive int), "
                                   f"rate (positive number)], got {step!r}")
             if step[0] <= previous:
-                raise ConfigError(f"LEARNING_RATE_SCHEDULE iterations must increase, got {step[0]} "
-                                  f"after {previous}")
+                raise ConfigError(f"LEARNING_RATE_SCHEDULE iterations must increase, got {step[0]} after {previous}")
             previous = step[0]
 
     def learningRateAt(self, iteration: int) -> float:
         """The SGD learning rate of retraining in `iteration` (LEARNING_RATE_SCHEDULE's
         latest step at or before it, else LEARNING_RATE)."""
-        rate = self.LEARNING_RATE
-        for start, step_rate in self.LEARNING_RATE_SCHEDULE:
-            if start <= iteration:
-                rate = step_rate
-        return float(rate)
+        return float(([self.LEARNING_RATE] + [r for start, r in self.LEARNING_RATE_SCHEDULE if start <= iteration])[-1])
 
     def _validate_layers(self) -> None:
         layers = self.HIDDEN_CNN_LAYERS

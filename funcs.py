@@ -67,8 +67,9 @@ class Episode:
     `state` (-1: they lost, or resigned; 0: a draw)."""
 
     def __init__(self, index: int, players: dict, names: dict, turns_until_tau0: int, noise: bool,
-                 collect: Memory | None, logger: logging.Logger):
+                 collect: Memory | None, logger: logging.Logger, opening: tuple[int, ...] = ()):
         self.index = index
+        self.opening = opening  # unsearched first moves (a tournament's, `pairedOpening`)
         self.players = players
         self.names = names
         self.turns_until_tau0 = turns_until_tau0
@@ -96,6 +97,8 @@ class Episode:
             return
         if self.noise:
             self._playRandomOpening()
+        for action in self.opening:
+            self._playUnsearched(action)
         self.side = self._drawSide()
         while not self.done:
             tau = 1 if self.turn < self.turns_until_tau0 else 0
@@ -134,11 +137,14 @@ class Episode:
         for _ in range(int(player.rng.integers(player.config.RANDOM_OPENING_MOVES + 1))):
             if self.done:
                 return
-            action = int(player.rng.choice(self.state.allowedActions))
-            if self.logger.isEnabledFor(_INFO):  # logged as a move with all its share on the column played
-                gamelog.logMove(self.logger, self.index + 1, self.names[self.state.playerTurn], self.state, action,
-                                oneHot(action, ACTION_SIZE), None, None)
-            self._advance(action)
+            self._playUnsearched(int(player.rng.choice(self.state.allowedActions)))
+
+    def _playUnsearched(self, action: int) -> None:
+        """Play an opening's move, logged as a move with all its share on the column played."""
+        if self.logger.isEnabledFor(_INFO):
+            gamelog.logMove(self.logger, self.index + 1, self.names[self.state.playerTurn], self.state, action,
+                            oneHot(action, ACTION_SIZE), None, None)
+        self._advance(action)
 
     def _selfPlayConfig(self, player):
         """`player`'s config in self-play (where FAST_SEARCH_SIMS, STRONG_SEARCH_SIMS apply); else None."""
@@ -235,9 +241,27 @@ def matchEpisodes(player1, player2, indices, base: int, loggerOf, turns_until_ta
     serves the whole match; a Ray worker gives each game its own, so that its lines travel with it (see
     workers.py).  With `collect`, positions are kept (in memories of its size) and the root noise is used."""
     seats = _seats(player1, player2, indices, base, goes_first)
+    most = player1.config.EVAL_RANDOM_OPENING_MOVES if collect is None and isinstance(player2, Agent) and \
+        isinstance(player1, Agent) else 0
     return [Episode(e, {1: first[0], -1: second[0]}, {1: first[1], -1: second[1]}, turns_until_tau0,
-                    noise=collect is not None, collect=collect, logger=loggerOf(e))
+                    noise=collect is not None, collect=collect, logger=loggerOf(e),
+                    opening=pairedOpening(base, e, most) if most else ())
             for e, (first, second) in zip(indices, seats)]
+
+
+def pairedOpening(base: int, episode: int, most: int) -> tuple[int, ...]:
+    """The unsearched first moves of game `episode` of a match between agents: k random legal moves, k from 0..most
+    (EVAL_RANDOM_OPENING_MOVES), drawn from the match's base seed and the game's pair: games 2j and 2j + 1 (seats
+    swapped) play one opening, so a lopsided one favours each player once.  It stops before a move ending the game."""
+    rng = np.random.default_rng([base, episode // 2])
+    state, moves = GameState.initial(), []
+    for _ in range(int(rng.integers(most + 1))):
+        action = int(rng.choice(state.allowedActions))
+        state, _, done = state.takeAction(action)
+        if done:
+            break
+        moves.append(action)
+    return tuple(moves)
 
 
 def playEpisodes(episodes: list[Episode], finished=None, stop=None):
@@ -267,17 +291,17 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     With `memory`, every position is stored with its search policy and, at the end, the result for its player to
     move; Dirichlet root noise is used only then (self-play explores; tournaments and human games do not).
     Moves are sampled (tau=1) for the first `turns_until_tau0` turns of each game, then the search's best move
-    is played (the most visited with PUCT, the sequential-halving winner with Gumbel). A `User` plays an agent
-    in the typed game of `play.typedGame`, a game at a time.
+    is played (the most visited with PUCT, the sequential-halving winner with Gumbel); without `memory` two agents'
+    games open with player1's EVAL_RANDOM_OPENING_MOVES (`pairedOpening`). A `User` plays an agent in the typed
+    game of `play.typedGame`, a game at a time.
 
-    `pool` (a `workers.Pool`, agents only): the games are played by its Ray workers, each its share in lockstep,
-    with the players' current weights, and come back here to be scored and stored in episode order: the same
-    games, memory and scores as in this process (each game's seed depends only on `matchSeed` and its episode
-    number).
+    `pool` (a `workers.Pool`, agents only): its Ray workers play the games, each its share in lockstep, with the
+    players' current weights; they come back here to be scored and stored in episode order: the same games,
+    memory and scores as here (a game's seed depends only on `matchSeed` and its episode number).
 
     `decided(scores, left)` (played in this process only): asked as the games end, with the wins per player name
-    and draws so far and the number of games still running; once it says True the match stops there, its
-    unfinished games abandoned (a tournament whose promotion is settled, EVAL_STOP_WHEN_DECIDED).
+    and draws so far and the number of games still running; once it says True the match stops, its unfinished
+    games abandoned (a tournament whose promotion is settled, EVAL_STOP_WHEN_DECIDED).
 
     Returns (scores, memory, points, sp_scores): wins per player name and draws; points per player name, +1 / -1 / 0
     per game; wins of the starting ('sp') and the other ('nsp') player; over the games played."""
@@ -424,11 +448,11 @@ def trainIteration(run: runs.RunState, progress: bool = True, pool=None) -> dict
                                       logger=lg.logger_mcts)
     lg.logger_main.info("====== ITERATION %d (best version %d) ======", iteration, run.best_player_version)
     times = {}
-    start, evaluated = time.perf_counter(), _positionsEvaluated(run, pool)
+    start, evaluated = time.perf_counter(), run.positionsEvaluated(pool)
     playMatches(best_player, best_player, cfg.EPISODES, lg.logger_main, cfg.TURNS_UNTIL_TAU0, run.memory,
                 progress=f"iteration {iteration}: self-play" if progress else None, pool=pool)
     times["selfplay"] = time.perf_counter() - start
-    selfplay_positions = _positionsEvaluated(run, pool) - evaluated
+    selfplay_positions = run.positionsEvaluated(pool) - evaluated
     row = {"iteration": iteration, "promoted": False, "trained": False, "loss": None, "value_loss": None,
            "policy_loss": None, "scores": None, "sp_scores": None, "mistake_rate": None,
            "network_mistake_rate": None}
@@ -492,20 +516,11 @@ def reanalyse(player: Agent, memory: Memory, count: int) -> list[dict]:
     return rows
 
 
-def _positionsEvaluated(run: runs.RunState, pool) -> int:
-    """Positions the best network evaluated so far, here and in the workers of `pool`
-    (a `workers.Pool`, or None)."""
-    return run.best_NN.positionsEvaluated + (0 if pool is None else pool.positionsEvaluated)
-
-
 def workerPool(cfg: Config, say=runs.sayNow):
-    """The Ray workers that play the games when cfg.WORKERS > 0 (a `workers.Pool`, to
-    use in a `with`; `say` reports a worker's death), else a context holding None:
-    the games are played here.
-    The pool is given this module's `matchEpisodes` and `playEpisodes`, which its
-    workers play the games with (`workers` does not import this module).
-    `workers` is imported here rather than at the top because it imports Ray, which
-    is heavy (seconds, hundreds of MB) and needed only with WORKERS > 0."""
+    """The Ray workers that play the games when cfg.WORKERS > 0 (a `workers.Pool`, to use in a `with`; `say` reports
+    a worker's death), else a context holding None: the games are played here.  The pool is given this module's
+    `matchEpisodes` and `playEpisodes`, which its workers play the games with (`workers` does not import this
+    module); `workers` imports Ray, heavy (seconds, hundreds of MB) and needed only with WORKERS > 0."""
     if cfg.WORKERS == 0:
         return contextlib.nullcontext()
     import workers  # lazy: Ray is heavy and needed only with WORKERS > 0 (no cycle: workers imports no funcs)
@@ -515,20 +530,17 @@ def workerPool(cfg: Config, say=runs.sayNow):
 def train(iterations: int | None = None, cfg: Config | None = None, progress: bool = True, say=runs.sayNow,
           initial_run: int | None = None, initial_model_version: int | None = None,
           initial_memory_version: int | None = None, hours: float | None = None) -> list[dict]:
-    """Run the training loop for `iterations` iterations (None: until interrupted), and
-    with `hours` only until the run's training time (the sum of its iterations'
-    phase times, `runs.trainingHours`; a resumed run's earlier iterations count)
-    reaches `hours`.
+    """Run the training loop for `iterations` iterations (None: until interrupted), and with `hours` only until
+    the run's training time (the sum of its iterations' phase times, `runs.trainingHours`; a resumed run's
+    earlier iterations count) reaches `hours`.
 
-    Resumes the run in cfg.RUN_FOLDER if there is one (see `runs.openRun`); the run folder
-    is locked meanwhile, so a second trainer on it is refused.  An interrupt
-    (KeyboardInterrupt) is reported and passed on: the run resumes from the last
-    finished iteration.  Returns the metrics rows of the iterations run.
+    Resumes the run in cfg.RUN_FOLDER if there is one (see `runs.openRun`); the run folder is locked meanwhile,
+    so a second trainer on it is refused.  An interrupt (KeyboardInterrupt) is reported and passed on: the run
+    resumes from the last finished iteration.  Returns the metrics rows of the iterations run.
 
-    With WORKERS > 0 the games are played by that many Ray workers (`workerPool`),
-    started once for all the iterations; WORKERS and RAY_ADDRESS are taken from
-    `cfg`, also when a run is resumed: they say where this session plays, not how
-    the run learns."""
+    With WORKERS > 0 the games are played by that many Ray workers (`workerPool`), started once for all the
+    iterations; WORKERS and RAY_ADDRESS are taken from `cfg`, also when a run is resumed: they say where this
+    session plays, not how the run learns."""
     cfg = cfg or DEFAULT
     with storage.runLock(cfg.path("RUN_FOLDER")):
         run = runs.openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)
@@ -542,23 +554,11 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
                     row = trainIteration(run, progress, pool)
                     rows.append(row)
                     spent += sum(row["seconds"].values())
-                    say(_summary(row))
+                    say(runs.metricsSummary(row))
         except KeyboardInterrupt:
             say(f"Interrupted: {run.iteration} iterations are saved; training again resumes from there.")
             raise
     return rows
-
-
-def _summary(row: dict) -> str:
-    text = f"iteration {row['iteration']}: memory {row['memory_size']}"
-    if row["trained"]:
-        text += (f", loss {row['loss']:.3f} (value {row['value_loss']:.3f}, policy {row['policy_loss']:.3f})"
-                 f", tournament {row['scores']}, {'promoted' if row['promoted'] else 'not promoted'}")
-    text += f", best version {row['best_player_version']}"
-    if row["mistake_rate"] is not None:
-        text += (f" (mistakes against perfect play: agent {row['mistake_rate']:.1%}, "
-                 f"network {row['network_mistake_rate']:.1%})")
-    return text + ", " + ", ".join(f"{k} {v:.1f}s" for k, v in row["seconds"].items())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -70,6 +70,11 @@ class RunState:
             self._benchmark = evaluation.benchmarkPositions(self.cfg.EVAL_POSITIONS, self.cfg.SEED)
         return self._benchmark
 
+    def positionsEvaluated(self, pool) -> int:
+        """Positions the best network evaluated so far, here and in the workers of `pool`
+        (a `workers.Pool`, or None)."""
+        return self.best_NN.positionsEvaluated + (0 if pool is None else pool.positionsEvaluated)
+
     def checkpoint(self) -> dict:
         return {"iteration": self.iteration, "best_player_version": self.best_player_version,
                 "memory_iteration": self.memory_iteration}
@@ -248,6 +253,19 @@ def isMetricsRow(row) -> bool:
             and _isInt(row.get("best_player_version")) and row["best_player_version"] >= 1
             and isinstance(row.get("seconds"), dict)
             and all(_isInt(v) or (isinstance(v, float) and math.isfinite(v)) for v in row["seconds"].values()))
+
+
+def metricsSummary(row: dict) -> str:
+    """An iteration's metrics row as the one line training prints."""
+    text = f"iteration {row['iteration']}: memory {row['memory_size']}"
+    if row["trained"]:
+        text += (f", loss {row['loss']:.3f} (value {row['value_loss']:.3f}, policy {row['policy_loss']:.3f})"
+                 f", tournament {row['scores']}, {'promoted' if row['promoted'] else 'not promoted'}")
+    text += f", best version {row['best_player_version']}"
+    if row["mistake_rate"] is not None:
+        text += (f" (mistakes against perfect play: agent {row['mistake_rate']:.1%}, "
+                 f"network {row['network_mistake_rate']:.1%})")
+    return text + ", " + ", ".join(f"{k} {v:.1f}s" for k, v in row["seconds"].items())
 
 
 def trainingHours(rows: list[dict]) -> list[float]:

@@ -19,6 +19,9 @@ SMALL_LAYERS = [{"filters": 8, "kernel_size": (3, 3)}] * 2
     ({"RANDOM_OPENING_MOVES": -1}, "RANDOM_OPENING_MOVES"),
     ({"RANDOM_OPENING_MOVES": 2.5}, "RANDOM_OPENING_MOVES"),
     ({"RANDOM_OPENING_MOVES": 21}, "RANDOM_OPENING_MOVES"),
+    ({"EVAL_RANDOM_OPENING_MOVES": -1}, "EVAL_RANDOM_OPENING_MOVES"),
+    ({"EVAL_RANDOM_OPENING_MOVES": 1.5}, "EVAL_RANDOM_OPENING_MOVES"),
+    ({"EVAL_RANDOM_OPENING_MOVES": 21}, "EVAL_RANDOM_OPENING_MOVES"),
     ({"FAST_SEARCH_SIMS": -1}, "FAST_SEARCH_SIMS"),
     ({"FAST_SEARCH_SIMS": 50}, "FAST_SEARCH_SIMS \\(50\\) must be below MCTS_SIMS \\(50\\)"),
     ({"FULL_SEARCH_PROBABILITY": 0}, "FULL_SEARCH_PROBABILITY"),
@@ -156,6 +159,7 @@ def test_every_preset_validates_and_survives_its_json_round_trip(tmp_path):
     assert config.DEFAULT.PRIOR_TEMPERATURE == 1 and config.DEFAULT.PLAY_PRIOR_TEMPERATURE == 0  # the net's softmax
     assert config.DEFAULT.SECURE_CHILD == 0 and strong.SECURE_CHILD == 0  # the most visited move
     assert strong.RANDOM_OPENING_MOVES > 0 and config.DEFAULT.RANDOM_OPENING_MOVES == 0  # the tutorial searches every move
+    assert config.DEFAULT.EVAL_RANDOM_OPENING_MOVES == strong.EVAL_RANDOM_OPENING_MOVES == 0  # so do its tournaments
 
 
 @pytest.mark.parametrize(("change", "message"), [

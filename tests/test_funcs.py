@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import time
@@ -193,6 +194,62 @@ def test_random_opening_moves_are_played_in_selfplay_only_and_never_stored(tiny_
     funcs.playMatches(makeAgent("one", tiny_model, cfg, 1, sims=4), makeAgent("two", tiny_model, cfg, 2, sims=4),
                       4, quietLogger(), 0)
     assert searched.count(0) == 4, "every tournament game begins with a searched move"
+
+
+def test_paired_openings_are_shared_by_each_pair_of_games_and_never_end_a_game():
+    """Games 2j and 2j + 1 of a match (seats swapped) get one opening, other pairs others; each is at most `most`
+    legal moves from the empty board, drawn again from the same base seed, and stops before a move ending the game."""
+    openings = [funcs.pairedOpening(11, e, 20) for e in range(40)]
+    assert openings == [funcs.pairedOpening(11, e, 20) for e in range(40)]
+    assert all(openings[e] == openings[e + 1] for e in range(0, 40, 2))
+    assert len(set(openings)) == 20 and len({len(o) for o in openings}) > 5
+    assert funcs.pairedOpening(12, 0, 20) != openings[0]
+    for opening in openings:
+        state = GameState.initial()
+        for action in opening:
+            assert action in state.allowedActions
+            state, _, done = state.takeAction(action)
+            assert not done
+    assert max(len(funcs.pairedOpening(11, e, 3)) for e in range(40)) == 3
+    assert {funcs.pairedOpening(11, e, 0) for e in range(4)} == {()}
+
+
+def test_tournament_games_open_with_their_pairs_random_moves_and_self_play_does_not(tiny_model, tiny_cfg, tmp_path,
+                                                                                   monkeypatch):
+    """With EVAL_RANDOM_OPENING_MOVES=5 each game of a match between two agents starts with its pair's opening
+    (`pairedOpening` of the match's base seed), unsearched and in the log; the first search comes after it, and
+    the pair's two games seat the players the other way round.  Self-play with memory searches from move one."""
+    cfg = tiny_cfg.replace(EVAL_RANDOM_OPENING_MOVES=5)
+    one, two = makeAgent("one", tiny_model, cfg, 1, sims=4), makeAgent("two", tiny_model, cfg, 2, sims=4)
+    base = int(copy.deepcopy(one.rng).integers(2**32))  # what `matchSeed` draws for the match
+    first_searched = {}
+    act_steps = Agent.actSteps
+    monkeypatch.setattr(Agent, "actSteps", lambda self, state, tau, noise=False: first_searched.setdefault(
+        id(self), state.stones) * 0 or act_steps(self, state, tau, noise))
+    path = tmp_path / "tourney.log"
+    logger = logging.getLogger("test.paired.opening")
+    handler = logging.FileHandler(path)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        funcs.playMatches(one, two, 8, logger, 0)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    games = replay.gamesFromLog(path)
+    openings = [funcs.pairedOpening(base, e, 5) for e in range(8)]
+    assert len({len(o) for o in openings}) > 1, "the seed gives openings of several lengths"
+    for e, (game, opening) in enumerate(zip(games, openings)):
+        assert game.moves.startswith("".join(str(a % 7 + 1) for a in opening))
+        assert GameState.fromMoves(game.moves).isEndGame
+    assert [games[e].players[1] for e in range(4)] == ["one", "two", "one", "two"]
+    # each game's two copies (one per seat) start searching where the opening ends: for the mover, or one later
+    assert sorted(first_searched.values()) == sorted(n for o in openings for n in (len(o), len(o) + 1))
+
+    first_searched.clear()
+    _, memory, _, _ = funcs.playMatches(one, one, 4, quietLogger(), 2, Memory(10_000))
+    assert [game[0].stones for game in storedGames(memory)] == [0, 0, 0, 0]
 
 
 def recordSearches(monkeypatch) -> list[tuple]:
