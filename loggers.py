@@ -140,6 +140,22 @@ def nativeStderrTo(path):
         os.close(target)
 
 
+@contextmanager
+def loggingTo(path, name: str):
+    """For the duration, the logger `name` writes its INFO lines and above to the file `path` alone, not to its
+    parents' handlers: a match's log to read back (`replay.gamesFromLog`) outside a run's loggers."""
+    logger = logging.getLogger(name)
+    handler = logging.FileHandler(path)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield logger
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+
+
 def disable_all() -> None:
     """Switch every log off and close its file (e.g. before a run folder is removed)."""
     for logger in _LOGGERS.values():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import funcs  # noqa: E402
+import loggers  # noqa: E402
 import replay  # noqa: E402
 import runs  # noqa: E402
 import storage  # noqa: E402
@@ -48,16 +48,8 @@ def loggedMatch(best: Agent, challenger: Agent, episodes: int, turns_until_tau0:
     the match's own log."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "tourney.log"
-        logger = logging.getLogger("benchmarks.tournament")
-        handler = logging.FileHandler(path)
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
-        try:
+        with loggers.loggingTo(path, "benchmarks.tournament") as logger:
             scores, _, _, _ = funcs.playMatches(best, challenger, episodes, logger, turns_until_tau0)
-        finally:
-            logger.removeHandler(handler)
-            handler.close()
         return scores, [game.moves for game in replay.gamesFromLog(path)]
 
 

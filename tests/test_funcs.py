@@ -164,16 +164,8 @@ def test_random_opening_moves_are_played_in_selfplay_only_and_never_stored(tiny_
     cfg = tiny_cfg.replace(RANDOM_OPENING_MOVES=4)
     agent = makeAgent("self", tiny_model, cfg, sims=4)
     path = tmp_path / "selfplay.log"
-    logger = logging.getLogger("test.random.opening")
-    handler = logging.FileHandler(path)
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    try:
+    with loggers.loggingTo(path, "test.random.opening") as logger:
         _, memory, _, _ = funcs.playMatches(agent, agent, 12, logger, 2, Memory(10_000))
-    finally:
-        logger.removeHandler(handler)
-        handler.close()
     games = replay.gamesFromLog(path)
     stored = storedGames(memory)
     assert len(games) == len(stored) == 12
@@ -227,16 +219,8 @@ def test_tournament_games_open_with_their_pairs_random_moves_and_self_play_does_
     monkeypatch.setattr(Agent, "actSteps", lambda self, state, tau, noise=False: first_searched.setdefault(
         id(self), state.stones) * 0 or act_steps(self, state, tau, noise))
     path = tmp_path / "tourney.log"
-    logger = logging.getLogger("test.paired.opening")
-    handler = logging.FileHandler(path)
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    try:
+    with loggers.loggingTo(path, "test.paired.opening") as logger:
         funcs.playMatches(one, two, 8, logger, 0)
-    finally:
-        logger.removeHandler(handler)
-        handler.close()
     games = replay.gamesFromLog(path)
     openings = [funcs.pairedOpening(base, e, 5) for e in range(8)]
     assert len({len(o) for o in openings}) > 1, "the seed gives openings of several lengths"
@@ -799,17 +783,9 @@ def gamesPlayed(tmp_path, tiny_cfg, turns_until_tau0, name):
         policy.set_weights([w * 200 for w in policy.get_weights()])
         network.weightsChanged()
     path = tmp_path / f"{name}.log"
-    logger = logging.getLogger(f"test.tourney.{name}")
-    handler = logging.FileHandler(path)
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    try:
+    with loggers.loggingTo(path, f"test.tourney.{name}") as logger:
         funcs.playMatches(makeAgent("best", networks[0], tiny_cfg, 1, sims=50),
                           makeAgent("current", networks[1], tiny_cfg, 2, sims=50), 8, logger, turns_until_tau0)
-    finally:
-        logger.removeHandler(handler)
-        handler.close()
     return [game.moves for game in replay.gamesFromLog(path)]
 
 
