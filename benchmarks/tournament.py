@@ -7,7 +7,8 @@ The gate (`funcs.playMatches`, the run's EVAL_EPISODES games at its MCTS_SIMS, t
 EVAL_TURNS_UNTIL_TAU0 moves sampled) between the run's best version (or --best) and its current
 network (or another saved version), played --matches times from the match seeds the best
 player's generator draws, for each EVAL_RANDOM_OPENING_MOVES value of --openings (0: the
-tutorial's tournament).  Printed per value: each match's scores and how many of its games
+tutorial's tournament).  The challenger is the network named (a run that averages weights
+gates its average instead).  Printed per value: each match's scores and how many of its games
 were different (their moves read back from the tourney log, `replay.gamesFromLog`), and
 the most repeated game.  Between two fixed networks sampling a few moves from visit counts
 that are already sharp replays the same games; random openings (paired, seats swapped)
