@@ -34,9 +34,7 @@ import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import STRONG  # noqa: E402
-from game import ACTION_SIZE, INPUT_SHAPE  # noqa: E402
 from memory import Memory  # noqa: E402
-from model import Residual_CNN  # noqa: E402
 
 STRONG_RUN = STRONG.path("RUN_FOLDER")
 """The strong preset's run (run0002): the state the iteration benchmarks resume, which the
@@ -49,7 +47,7 @@ def runLearner(folder: Path) -> tuple[Agent, Memory]:
     the folder."""
     cfg = runs.runConfig(folder)
     keras.utils.set_random_seed(cfg.SEED)
-    network = Residual_CNN.fromConfig(cfg, INPUT_SHAPE, ACTION_SIZE, run_folder=folder)
+    network = runs.networkFor(cfg, folder)
     network.loadWeights(storage.current_model_path(folder))
     memory = Memory.load(storage.memory_path(folder, storage.memory_snapshots(folder)[-1]), cfg.MEMORY_SIZE)
     agent = Agent.fromConfig("learner", cfg, network, seed=cfg.SEED)

@@ -43,8 +43,6 @@ import runs  # noqa: E402
 import selfplay  # noqa: E402
 import storage  # noqa: E402
 from config import STRONG  # noqa: E402
-from game import ACTION_SIZE, INPUT_SHAPE  # noqa: E402
-from model import Residual_CNN  # noqa: E402
 
 STRONG_RUN = STRONG.path("RUN_FOLDER")
 """The strong preset's run (run0002): the state the iteration benchmarks resume, which the
@@ -63,7 +61,7 @@ def versionEngine(folder: Path, version: int | None):
     `folder` (None: its best), the engine not yet compiled."""
     cfg = runs.runConfig(folder)
     version = runs.bestVersion(folder) if version is None else version
-    network = Residual_CNN.fromConfig(cfg, INPUT_SHAPE, ACTION_SIZE, run_folder=folder)
+    network = runs.networkFor(cfg, folder)
     network.loadWeights(storage.model_path(folder, version))
     return cfg, version, network, inference.OpenVINOEngine(network.model, network.input_dim, "f32")
 

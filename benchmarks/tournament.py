@@ -32,13 +32,11 @@ import runs  # noqa: E402
 import storage  # noqa: E402
 from agent import Agent  # noqa: E402
 from config import STRONG, ConfigError  # noqa: E402
-from game import ACTION_SIZE, INPUT_SHAPE  # noqa: E402
-from model import Residual_CNN  # noqa: E402
 
 
 def network(folder: Path, cfg, version: str):
     """The run's network `version`: "current" (models/current.keras) or a saved version number."""
-    net = Residual_CNN.fromConfig(cfg, INPUT_SHAPE, ACTION_SIZE, run_folder=folder)
+    net = runs.networkFor(cfg, folder)
     path = storage.current_model_path(folder) if version == "current" else storage.model_path(folder, int(version))
     net.loadWeights(path)
     return net
