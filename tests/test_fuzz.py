@@ -83,6 +83,18 @@ def assertNames(error: BaseException, path) -> None:
     assert str(path) in str(error), str(error)
 
 
+def readOrNamedError(path, content: bytes, read, error=storage.RunFileError):
+    """Write `content` to `path` and return what `read()` makes of it, or None where it
+    raises `error`, after checking that the error names the file."""
+    path.write_bytes(content)
+    try:
+        return read()
+    except error as raised:
+        assertNames(raised, path)
+        assert "File not found" not in str(raised)
+        return None
+
+
 # -- what a person types ------------------------------------------------------------------
 MOVE_STRINGS = st.one_of(st.text(alphabet="1234567", max_size=45), st.text(alphabet="0123456789 x-", max_size=12),
                          st.text(max_size=12))
@@ -166,11 +178,7 @@ def configFiles(draw) -> bytes:
 @example(NUMBER_TOO_LONG)
 def test_a_config_file_gives_a_config_or_a_ConfigError_naming_it(folder, content):
     path = folder / "config.json"
-    path.write_bytes(content)
-    try:
-        Config.from_json_file(path)
-    except ConfigError as error:
-        assertNames(error, path)
+    readOrNamedError(path, content, lambda: Config.from_json_file(path), ConfigError)
 
 
 # -- checkpoint and metrics files ---------------------------------------------------------
@@ -191,13 +199,8 @@ def checkpointFiles(draw) -> bytes:
 @example(NESTED_TOO_DEEP)
 @example(NUMBER_TOO_LONG)
 def test_a_checkpoint_file_gives_a_valid_checkpoint_or_a_RunFileError_naming_it(folder, content):
-    storage.checkpoint_path(folder).write_bytes(content)
-    try:
-        checkpoint = runs.readCheckpoint(folder)
-    except storage.RunFileError as error:
-        assertNames(error, storage.checkpoint_path(folder))
-        return
-    assert runs.checkpointProblem(checkpoint) is None
+    checkpoint = readOrNamedError(storage.checkpoint_path(folder), content, lambda: runs.readCheckpoint(folder))
+    assert checkpoint is None or runs.checkpointProblem(checkpoint) is None
 
 
 ROW = {"iteration": 2, "best_player_version": 1, "loss": 0.5, "promoted": False,
@@ -224,11 +227,8 @@ def metricsFiles(draw) -> bytes:
 @example(NESTED_TOO_DEEP)
 @example(NUMBER_TOO_LONG)
 def test_a_metrics_file_gives_rows_training_reads_or_a_RunFileError_naming_it(folder, content):
-    storage.metrics_path(folder).write_bytes(content)
-    try:
-        rows = runs.readMetrics(folder)
-    except storage.RunFileError as error:
-        assertNames(error, storage.metrics_path(folder))
+    rows = readOrNamedError(storage.metrics_path(folder), content, lambda: runs.readMetrics(folder))
+    if rows is None:
         return
     assert len(runs.trainingHours(rows)) == len(rows)
     assert runs.promotionHours(rows)[1] == (0, 0.0)
@@ -302,13 +302,8 @@ def test_a_memory_file_gives_a_memory_or_a_RunFileError_naming_it(folder, memory
                                   st.just(_npz({"board": np.array([None, 1], dtype=object)}, False))))
     path = storage.memory_path(folder, 1)
     path.parent.mkdir(exist_ok=True)
-    path.write_bytes(content)
-    try:
-        memory = Memory.load(path, 100)
-    except storage.RunFileError as error:
-        assertNames(error, path)
-        return
-    for row in memory.ltmemory:
+    memory = readOrNamedError(path, content, lambda: Memory.load(path, 100))
+    for row in [] if memory is None else memory.ltmemory:
         assert row["state"].playerTurn in (1, -1) and row["value"] in (-1.0, 0.0, 1.0) and -1 <= row["q"] <= 1
         assert row["AV"].shape == (CELLS,) and ((row["AV"] >= 0) & (row["AV"] <= 1)).all()
 
@@ -339,11 +334,5 @@ def test_a_model_file_loads_or_raises_a_RunFileError_naming_it(folder, model_fil
                         st.sampled_from([b"", b"{}", b"not json"]) | st.just(members.read("config.json")),
                         max_size=3).map(_zipOf)))
     path = folder / "version0001.keras"
-    path.write_bytes(content)
-    try:
-        model = storage.load_model(path)
-    except storage.RunFileError as error:
-        assertNames(error, path)
-        assert "File not found" not in str(error)
-        return
-    assert len(model.get_weights()) > 0
+    model = readOrNamedError(path, content, lambda: storage.load_model(path))
+    assert model is None or len(model.get_weights()) > 0
