@@ -91,6 +91,7 @@ _RANGES = {
     "VALUE_TARGET_Q_WEIGHT": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "VALUE_TARGET_Q_WEIGHT_OPENING": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "FULL_SEARCH_PROBABILITY": (lambda v: 0 < v <= 1, "lie in (0, 1]"),
+    "ARCHIVE_START_PROBABILITY": (lambda v: 0 <= v <= 1, "lie in [0, 1]"),
     "WEIGHT_AVERAGE_DECAY": (lambda v: 0 <= v < 1, "lie in [0, 1)"),
     "PLAY_MOVE_SECONDS": (lambda v: v >= 0, "not be negative (0: no limit)"),
     "SECURE_CHILD": (lambda v: v >= 0, "not be negative (0: the most visited move)")}
@@ -120,6 +121,10 @@ class Config:
     0..RANDOM_OPENING_MOVES: those moves are neither searched nor stored, so the games (and memory) cover many
     more positions than the search's own, nearly fixed, openings.  Only the rules are used.  0 (the tutorial):
     every move is searched; at most 20.  Tournaments and play against people never use it."""
+    ARCHIVE_START_PROBABILITY: float = 0.0
+    """Go-Exploit (Trudeau & Bowling): each self-play game starts with this probability from a position drawn
+    uniformly from memory (an earlier self-play game's, mirror images included) instead of the empty board, and
+    plays no random opening then: shorter games from varied, reachable positions.  0 (the tutorial): none."""
     FAST_SEARCH_SIMS: int = 0
     """Playout cap randomisation (KataGo): > 0, a searched self-play move is a full search (MCTS_SIMS, stored)
     with probability FULL_SEARCH_PROBABILITY, else a fast one of FAST_SEARCH_SIMS (played, not stored): more

@@ -64,19 +64,21 @@ class Episode:
 
     `players` maps playerTurn (1: moves first, -1: second) to the seat's player; `play()` is the whole game as a
     search generator (see `agent.runTogether`). Once `done`, `value` is the result for the player to move in
-    `state` (-1: they lost, or resigned; 0: a draw)."""
+    `state` (-1: they lost, or resigned; 0: a draw). Given a `start` (`Memory.startPositions`) it plays from there."""
 
     def __init__(self, index: int, players: dict, names: dict, turns_until_tau0: int, noise: bool,
-                 collect: Memory | None, logger: logging.Logger, opening: tuple[int, ...] = ()):
+                 collect: Memory | None, logger: logging.Logger, opening: tuple[int, ...] = (),
+                 start: GameState | None = None):
         self.index = index
         self.opening = opening  # unsearched first moves (a tournament's, `pairedOpening`)
+        self.archived = start is not None
         self.players = players
         self.names = names
         self.turns_until_tau0 = turns_until_tau0
         self.noise = noise
         self.memory = Memory(collect.MEMORY_SIZE) if collect is not None else None
         self.logger = logger
-        self.state = GameState.initial()
+        self.state = GameState.initial() if start is None else start
         self.turn = 0
         self.done = False
         self.value = 0
@@ -95,7 +97,7 @@ class Episode:
         if humans:
             self._playTyped(humans[0])
             return
-        if self.noise:
+        if self.noise and not self.archived:
             self._playRandomOpening()
         for action in self.opening:
             self._playUnsearched(action)
@@ -235,17 +237,18 @@ def _forGame(player, seed: int, episode: int):
 
 
 def matchEpisodes(player1, player2, indices, base: int, loggerOf, turns_until_tau0: int,
-                  collect: Memory | None, goes_first: int = 0) -> list[Episode]:
+                  collect: Memory | None, goes_first: int = 0, starts: dict | None = None) -> list[Episode]:
     """Episodes `indices` of a match between player1 and player2 (see playMatches), not yet played, seated by
     `_seats` from the match's base seed `base`. `loggerOf(e)` is episode e's log: in this process one logger
     serves the whole match; a Ray worker gives each game its own, so that its lines travel with it (see
-    workers.py).  With `collect`, positions are kept (in memories of its size) and the root noise is used."""
+    workers.py).  With `collect`, positions are kept (in memories of its size) and the root noise is used.
+    `starts`: episode -> the position it starts from (self-play's archive starts)."""
     seats = _seats(player1, player2, indices, base, goes_first)
     most = player1.config.EVAL_RANDOM_OPENING_MOVES if collect is None and isinstance(player2, Agent) and \
         isinstance(player1, Agent) else 0
     return [Episode(e, {1: first[0], -1: second[0]}, {1: first[1], -1: second[1]}, turns_until_tau0,
                     noise=collect is not None, collect=collect, logger=loggerOf(e),
-                    opening=pairedOpening(base, e, most) if most else ())
+                    opening=pairedOpening(base, e, most) if most else (), start=(starts or {}).get(e))
             for e, (first, second) in zip(indices, seats)]
 
 
@@ -289,7 +292,8 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     """Play EPISODES games between two players (the same object twice = self-play).
 
     With `memory`, every position is stored with its search policy and, at the end, the result for its player to
-    move; Dirichlet root noise is used only then (self-play explores; tournaments and human games do not).
+    move; Dirichlet root noise is used only then (self-play explores; tournaments and human games do not), and
+    self-play's games may start from positions of `memory` (ARCHIVE_START_PROBABILITY, `Memory.startPositions`).
     Moves are sampled (tau=1) for the first `turns_until_tau0` turns of each game, then the search's best move
     is played (the most visited with PUCT, the sequential-halving winner with Gumbel); without `memory` two agents'
     games open with player1's EVAL_RANDOM_OPENING_MOVES (`pairedOpening`). A `User` plays an agent in the typed
@@ -318,6 +322,8 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     sp_scores = {"sp": 0, "drawn": 0, "nsp": 0}
     points = {player1.name: [], player2.name: []}
     base = matchSeed(player1)
+    selfplay = memory is not None and player1 is player2 and isinstance(player1, Agent)
+    starts = memory.startPositions(player1.config.ARCHIVE_START_PROBABILITY, base, EPISODES) if selfplay else {}
     bar = _progress(EPISODES, progress)
     sofar = {player1.name: 0, "drawn": 0, player2.name: 0}
 
@@ -330,11 +336,11 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     try:
         if pool is None:
             episodes = matchEpisodes(player1, player2, range(EPISODES), base, lambda e: logger, turns_until_tau0,
-                                     memory, goes_first)
+                                     memory, goes_first, starts)
             finished = (episode for batch in playEpisodes(episodes, counted, stop) for episode in batch)
         else:
             finished = pool.playMatch(player1, player2, EPISODES, base, logger, turns_until_tau0, memory, goes_first,
-                                      None if bar is None else counted)
+                                      None if bar is None else counted, starts)
         for episode in finished:
             _score(episode, scores, sp_scores, points, memory)
     finally:
@@ -538,9 +544,8 @@ def train(iterations: int | None = None, cfg: Config | None = None, progress: bo
     so a second trainer on it is refused.  An interrupt (KeyboardInterrupt) is reported and passed on: the run
     resumes from the last finished iteration.  Returns the metrics rows of the iterations run.
 
-    With WORKERS > 0 the games are played by that many Ray workers (`workerPool`), started once for all the
-    iterations; WORKERS and RAY_ADDRESS are taken from `cfg`, also when a run is resumed: they say where this
-    session plays, not how the run learns."""
+    With WORKERS > 0 that many Ray workers (`workerPool`, started once) play the games; WORKERS and RAY_ADDRESS
+    come from `cfg` even when a run is resumed: they say where this session plays, not how the run learns."""
     cfg = cfg or DEFAULT
     with storage.runLock(cfg.path("RUN_FOLDER")):
         run = runs.openRun(cfg, initial_run, initial_model_version, initial_memory_version, say)

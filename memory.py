@@ -29,6 +29,7 @@ from game import CELLS, GameState
 _FIELDS = {"board": ((CELLS,), np.int8), "playerTurn": ((), np.int8),
            "AV": ((CELLS,), np.float32), "value": ((), np.float32)}
 _OPTIONAL_FIELDS = {"q": ((), np.float32)}
+_ARCHIVE_STREAM = 1  # the archive starts' draws, apart from the games' own generators (seeded by base and game)
 _WAY_OUT = ("resuming a run falls back to its previous memory snapshot (the last MEMORY_SNAPSHOTS_KEPT are "
             "kept); otherwise start a new run")
 
@@ -83,6 +84,20 @@ class Memory:
 
     def clear_stmemory(self) -> None:
         self.stmemory = deque(maxlen=self.MEMORY_SIZE)
+
+    def startPositions(self, probability: float, base: int, games: int) -> dict[int, GameState]:
+        """Go-Exploit's archive starts (ARCHIVE_START_PROBABILITY): game number -> the position it starts from,
+        for each of `games` self-play games drawn (with `probability`) to start from a long-term position, the
+        position drawn uniformly.  The draws come from the match's base seed and the game's number, so a game
+        starts alike wherever it is played; none while long-term memory is empty."""
+        starts: dict[int, GameState] = {}
+        if probability == 0 or not self.ltmemory:
+            return starts
+        for game in range(games):
+            rng = np.random.default_rng([base, game, _ARCHIVE_STREAM])
+            if rng.random() < probability:
+                starts[game] = self.ltmemory[int(rng.integers(len(self.ltmemory)))]["state"]
+        return starts
 
     # -- files -----------------------------------------------------------------------
     def save(self, path) -> None:

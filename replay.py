@@ -214,6 +214,8 @@ def _logMove(replay: Replay | None, rows: list[str], pending: dict, column: int)
     if replay is None:
         return
     frame = replay.frames[-1]
+    if len(replay.frames) == 1 and frame.action is None and (start := _loggedPosition(rows, pending["piece"])):
+        frame.state = start  # a game that started from a position, not the empty board (an archive start)
     state = frame.state
     action = state.actionForColumn(column) if 0 <= column < COLUMNS else None
     if playerPiece(state.playerTurn) != pending["piece"] or state.text().splitlines()[:ROWS] != rows or action is None:
@@ -221,3 +223,15 @@ def _logMove(replay: Replay | None, rows: list[str], pending: dict, column: int)
     frame.action, frame.shares, frame.player = action, pending["shares"], pending["player"]
     frame.search_value, frame.nn_value = pending.get("search_value"), pending.get("nn_value")
     replay.frames.append(Frame(state.takeAction(action)[0], [None] * COLUMNS))
+
+
+def _loggedPosition(rows: list[str], piece: str) -> GameState | None:
+    """The position a logged board's rows show with `piece` (X or O) to move, or None when they show none."""
+    cells = {text: int(value) for value, text in GameState.pieces.items()}
+    board = [cells.get(text) for row in rows for text in row.split()]
+    if len(board) != ROWS * COLUMNS or None in board:
+        return None
+    try:
+        return GameState(board, 1 if piece == playerPiece(1) else -1)
+    except ValueError:
+        return None

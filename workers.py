@@ -144,18 +144,18 @@ class Worker:
         return self.networks[spec.name][1], agent.evaluateStates(states)
 
     def play(self, specs: list[PlayerSpec], indices: list[int], base: int, turns_until_tau0: int,
-             collect: int | None, log: bool, goes_first: int):
+             collect: int | None, log: bool, goes_first: int, starts: dict | None = None):
         """Play episodes `indices` of a match (see `funcs.playMatches`; `specs` holds
         one player for self-play, else player1 and player2) in lockstep; yields each
         game as it ends: (the finished episode, a `funcs.Episode`, its log lines if
         `log`, the positions the networks evaluated since the previous yield).
         `collect`: keep the positions for memory (in memories of that size), with
-        root noise."""
+        root noise; `starts`: episode -> the position it starts from (self-play's archive starts)."""
         players = [self._agent(spec) for spec in specs]
         logs = {e: _GameLog(e) for e in indices} if log else {}
         episodes = self.matchEpisodes(players[0], players[-1], indices, base,
                                       lambda e: logs[e].logger if log else _QUIET, turns_until_tau0,
-                                      None if collect is None else Memory(collect), goes_first)
+                                      None if collect is None else Memory(collect), goes_first, starts)
         # The games run in a thread, so that each can be yielded (sent back) the moment it ends.
         finished: queue.Queue = queue.Queue()
 
@@ -267,12 +267,13 @@ class Pool:
     # -- matches ---------------------------------------------------------------------
     def playMatch(self, player1: Agent, player2: Agent, episodes: int, base: int, logger: logging.Logger,
                   turns_until_tau0: int, memory: Memory | None, goes_first: int,
-                  finished: Callable[[object], None] | None = None):
+                  finished: Callable[[object], None] | None = None, starts: dict | None = None):
         """Have the workers play a match's `episodes` games (seeded from `base`), each
         worker its share; `finished(episode)` is called as each game comes back (an
         episode: what `matchEpisodes` made, a `funcs.Episode`, finished).
         Then yields the finished episodes in episode order, each game's log lines
         written to `logger` first and the episode given `logger` (for its result).
+        `starts`: episode -> the position it starts from (`funcs.matchEpisodes`).
         Raises WorkersLost when every worker died first."""
         if not (isinstance(player1, Agent) and isinstance(player2, Agent)):
             raise ValueError("only agents can play on Ray workers: a human or a reference player plays in this "
@@ -287,7 +288,8 @@ class Pool:
             for k, actor in enumerate(self.actors):
                 share = indices[k::len(self.actors)]
                 if share:
-                    stream = actor.play.remote(specs, share, base, turns_until_tau0, collect, log, goes_first)
+                    stream = actor.play.remote(specs, share, base, turns_until_tau0, collect, log, goes_first,
+                                               {e: starts[e] for e in share if e in (starts or {})})
                     streams[stream] = (actor, share)
 
         deal(list(range(episodes)))

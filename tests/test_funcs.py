@@ -188,6 +188,53 @@ def test_random_opening_moves_are_played_in_selfplay_only_and_never_stored(tiny_
     assert searched.count(0) == 4, "every tournament game begins with a searched move"
 
 
+def archiveOfSelfPlay(agent, games: int) -> Memory:
+    """A memory holding the positions of `games` self-play games from the empty board."""
+    _, memory, _, _ = funcs.playMatches(agent, agent, games, quietLogger(), 2, Memory(10_000))
+    return memory
+
+
+def test_archive_starts_play_each_game_from_a_drawn_memory_position_without_random_moves(tiny_model, tiny_cfg,
+                                                                                         tmp_path):
+    """Go-Exploit (ARCHIVE_START_PROBABILITY=1): every self-play game starts from a position of the memory, no
+    random opening move played even with RANDOM_OPENING_MOVES; the games are stored from that position on, each
+    position with the result z from its player's side, and the log replays each game from its start to its end."""
+    cfg = tiny_cfg.replace(RANDOM_OPENING_MOVES=4, ARCHIVE_START_PROBABILITY=1.0)
+    agent = makeAgent("self", tiny_model, cfg, sims=4)
+    memory = archiveOfSelfPlay(makeAgent("self", tiny_model, tiny_cfg, sims=4), 3)
+    archive = {row["state"].id for row in memory.ltmemory}
+    before = len(memory)
+    path = tmp_path / "selfplay.log"
+    with loggers.loggingTo(path, "test.archive.starts") as logger:
+        funcs.playMatches(agent, agent, 8, logger, 2, memory)
+    games = replay.gamesFromLog(path)
+    assert len(games) == 8
+    starts = [game.frames[0].state for game in games]
+    assert all(start.id in archive for start in starts)
+    assert len({start.id for start in starts}) >= 4 and any(start.stones > 4 for start in starts)
+    stored = [row for row in list(memory.ltmemory)[before:][::2]]
+    assert [row["state"].id for row in stored] == [frame.state.id for game in games for frame in game.frames[:-1]]
+    for game in games:
+        final = game.frames[-1].state
+        assert final.isEndGame
+        rows, stored = stored[:len(game.frames) - 1], stored[len(game.frames) - 1:]
+        loser = final.playerTurn if final.value[0] == -1 else None
+        assert all(row["value"] == (0 if loser is None else -1 if row["playerTurn"] == loser else 1) for row in rows)
+
+
+def test_archive_starts_are_drawn_by_probability_from_the_match_seed_and_none_by_default(tiny_model, tiny_cfg):
+    """`Memory.startPositions`: the tutorial's 0 draws none, an empty memory gives none, the same base seed the
+    same starts, another base others, and a probability of 0.5 starts about half of the games from memory."""
+    memory = archiveOfSelfPlay(makeAgent("self", tiny_model, tiny_cfg, sims=4), 2)
+    assert Config().ARCHIVE_START_PROBABILITY == 0 and memory.startPositions(0.0, 5, 100) == {}
+    assert Memory(100).startPositions(1.0, 5, 100) == {}
+    half = memory.startPositions(0.5, 5, 400)
+    assert 150 < len(half) < 250
+    assert {e: s.id for e, s in half.items()} == {e: s.id for e, s in memory.startPositions(0.5, 5, 400).items()}
+    assert set(half) != set(memory.startPositions(0.5, 6, 400))
+    assert set(memory.startPositions(1.0, 5, 10)) == set(range(10))
+
+
 def test_paired_openings_are_shared_by_each_pair_of_games_and_never_end_a_game():
     """Games 2j and 2j + 1 of a match (seats swapped) get one opening, other pairs others; each is at most `most`
     legal moves from the empty board, drawn again from the same base seed, and stops before a move ending the game."""

@@ -129,6 +129,23 @@ def test_a_worker_plays_with_the_version_of_the_weights_it_is_given(pool, tiny_c
     assert pool.evaluate(agentOn(learner, cfg), states)[0][0] == second  # unchanged weights keep their version
 
 
+def test_workers_play_archive_starts_as_this_process_does(pool, tiny_cfg):
+    """Self-play with ARCHIVE_START_PROBABILITY=0.5 on the workers: each game starts where it does in this
+    process (the starts are drawn by the learner), so the memory holds the same rows."""
+    cfg = tiny_cfg.replace(MCTS_SIMS=4, ARCHIVE_START_PROBABILITY=0.5)
+    network = helpers.RowByRow.fromConfig(cfg, ENV.input_shape, ENV.action_size)
+    memories = []
+    for on in (pool, None):
+        player = agentOn(network, cfg)
+        _, memory, _, _ = funcs.playMatches(player, player, 2, QUIET, 2, Memory(5000))
+        archived = len(memory)
+        funcs.playMatches(player, player, 6, QUIET, 2, memory, pool=on)
+        memories.append(list(memory.ltmemory))
+    sameRows(*memories)
+    empty_starts = sum(row["state"].stones == 0 for row in memories[0][archived::2])
+    assert empty_starts < 6  # some of the six games started from the archive
+
+
 def test_more_workers_than_free_cpus_are_refused_by_name(pool, tiny_cfg, tmp_path, capsys):
     folder = tmp_path / "run"
     runs.openRun(tiny_cfg.replace(RUN_FOLDER=str(folder)), say=lambda _: None)
