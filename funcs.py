@@ -241,8 +241,8 @@ def matchEpisodes(player1, player2, indices, base: int, loggerOf, turns_until_ta
     """Episodes `indices` of a match between player1 and player2 (see playMatches), not yet played, seated by
     `_seats` from the match's base seed `base`. `loggerOf(e)` is episode e's log: in this process one logger
     serves the whole match; a Ray worker gives each game its own, so that its lines travel with it (see
-    workers.py).  With `collect`, positions are kept (in memories of its size) and the root noise is used.
-    `starts`: episode -> the position it starts from (self-play's archive starts)."""
+    workers.py).  With `collect`, positions are kept (in memories of its size) and the root noise is used;
+    `starts`: episode -> its start (self-play's ARCHIVE_START_PROBABILITY, `Memory.startPositions`)."""
     seats = _seats(player1, player2, indices, base, goes_first)
     most = player1.config.EVAL_RANDOM_OPENING_MOVES if collect is None and isinstance(player2, Agent) and \
         isinstance(player1, Agent) else 0
@@ -292,8 +292,7 @@ def playMatches(player1, player2, EPISODES: int, logger: logging.Logger, turns_u
     """Play EPISODES games between two players (the same object twice = self-play).
 
     With `memory`, every position is stored with its search policy and, at the end, the result for its player to
-    move; Dirichlet root noise is used only then (self-play explores; tournaments and human games do not), and
-    self-play's games may start from positions of `memory` (ARCHIVE_START_PROBABILITY, `Memory.startPositions`).
+    move; Dirichlet root noise is used only then (self-play explores; tournaments and human games do not).
     Moves are sampled (tau=1) for the first `turns_until_tau0` turns of each game, then the search's best move
     is played (the most visited with PUCT, the sequential-halving winner with Gumbel); without `memory` two agents'
     games open with player1's EVAL_RANDOM_OPENING_MOVES (`pairedOpening`). A `User` plays an agent in the typed
