@@ -122,9 +122,8 @@ class Config:
     more positions than the search's own, nearly fixed, openings.  Only the rules are used.  0 (the tutorial):
     every move is searched; at most 20.  Tournaments and play against people never use it."""
     ARCHIVE_START_PROBABILITY: float = 0.0
-    """Go-Exploit (Trudeau & Bowling): each self-play game starts with this probability from a position drawn
-    uniformly from memory (an earlier self-play game's, mirror images included) instead of the empty board, and
-    plays no random opening then: shorter games from varied, reachable positions.  0 (the tutorial): none."""
+    """Go-Exploit (Trudeau & Bowling): the chance a self-play game starts from a memory position drawn uniformly
+    (no random opening then) instead of the empty board: shorter games from reachable positions.  0: the tutorial."""
     FAST_SEARCH_SIMS: int = 0
     """Playout cap randomisation (KataGo): > 0, a searched self-play move is a full search (MCTS_SIMS, stored)
     with probability FULL_SEARCH_PROBABILITY, else a fast one of FAST_SEARCH_SIMS (played, not stored): more
