@@ -26,8 +26,7 @@ TRAINING_PRECISIONS = ("float32", "bfloat16")
 """The values of TRAINING_PRECISION."""
 SEARCH_SETTINGS = ("ROOT_SEARCH", "CPUCT", "GUMBEL_SAMPLED_ACTIONS", "GUMBEL_C_VISIT", "GUMBEL_C_SCALE",
                    "MIRROR_AVERAGE", "LEAF_BATCH", "PRIOR_TEMPERATURE", "SECURE_CHILD")
-"""The settings of the agent's search: the network's shape does not depend on them, so a saved network loads
-with any of them and the measuring scripts may change them at play time (`withSearch`)."""
+"""The agent's search settings: a saved network loads with any of them (`withSearch` changes them at play time)."""
 
 
 class ConfigError(ValueError):
@@ -155,16 +154,13 @@ class Config:
     GUMBEL_C_SCALE: float = 0.1
     """Gumbel root search: see GUMBEL_C_VISIT."""
     LEAF_BATCH: int = 1
-    """Leaves one search sends to the network in one call: each descent leaves a virtual loss on its
-    path so that the next turns elsewhere (`Agent.simulateInBatches`).  A call of 8 positions costs
-    little more than a call of 1, so a single game's search (a person's opponent) runs more
-    simulations a second; self-play already fills its calls with many games' leaves.  1 (the
-    tutorial): one leaf at a time."""
+    """Leaves one search sends to the network in one call: each descent leaves a virtual loss on its path so
+    that the next turns elsewhere (`Agent.simulateInBatches`).  A call of 8 positions costs little more than a
+    call of 1, so one game's search (a person's opponent) runs more simulations a second.  1 (the tutorial)."""
     MIRROR_AVERAGE: bool = False
-    """The search evaluates each leaf with its mirror image (the left-right reflection, a symmetry of
-    the rules) in the same network call and uses the mean of the two outputs: less of the network's
-    noise, at twice the positions evaluated (little more time where calls are small, as in one game's
-    search; twice the time in self-play's full batches).  False (the tutorial): one evaluation."""
+    """The search evaluates each leaf with its mirror image (a symmetry of the rules) in the same network call
+    and uses the mean of the two outputs: less of the network's noise, at twice the positions evaluated (little
+    more time in one game's small calls; twice in self-play's full batches).  False (the tutorial): one."""
     PRIOR_TEMPERATURE: float = 1.0
     """The softmax temperature of the network's policy where the search expands a leaf: priors proportional to
     exp(logit / PRIOR_TEMPERATURE) over the legal moves. Above 1 the priors are flatter, so a move the network

@@ -128,11 +128,9 @@ class Episode:
                 gamelog.logResign(self.logger, self.index + 1, self.names[human])
 
     def _playRandomOpening(self) -> None:
-        """Self-play only: the game's first k moves, k drawn from 0..RANDOM_OPENING_MOVES of the first player's
-        config (an agent), are uniformly random legal moves, neither searched nor stored (see
-        `Config.RANDOM_OPENING_MOVES`); a game these moves finish ends there, with nothing stored.  The draws
-        come from the first player's per-game generator, so a game is the same wherever it is played; with 0
-        nothing is drawn (the tutorial's games are unchanged)."""
+        """Self-play only: the first k moves, k from 0..RANDOM_OPENING_MOVES of the first player's config, are
+        random legal moves, neither searched nor stored (`Config.RANDOM_OPENING_MOVES`), drawn from the first
+        player's per-game generator, so a game is the same wherever it is played; 0 draws nothing."""
         player = self.players[1]
         if not isinstance(player, Agent) or player.config.RANDOM_OPENING_MOVES == 0:
             return
@@ -177,14 +175,12 @@ class Episode:
         return cfg.FAST_SEARCH_SIMS, False
 
     def __getstate__(self) -> dict:
-        """A finished game travels from a Ray worker to the learner (workers.py) without its players and logger:
-        they belong to the process that played it (networks, log files); the learner scores it with its own
-        logger."""
+        """A finished game travels from a Ray worker to the learner (workers.py) without its players and logger,
+        which belong to the process that played it; the learner scores it with its own logger."""
         return {**self.__dict__, "players": {}, "logger": None}
 
     def _playMove(self, action, pi, mcts_value, nn_value, stored: bool = True) -> None:
-        """Play a searched move: its position goes to the game's memory (self-play, unless `stored` is False: a
-        fast search's) and the move to the game log."""
+        """Play a searched move: its position to memory (self-play, unless a fast search's), the move to the log."""
         state = self.state
         if self.memory is not None and stored:
             self.memory.commit_stmemory(Game.identities, state, pi, mcts_value)
