@@ -2,13 +2,14 @@
 loses, and which starts a run's versions lose again and again.
 
 Run: .venv/bin/python benchmarks/records.py [--run-folder F] [--sims S]
-         (--versions V [V ...] | --from-version N)
+         (--versions V [V ...] | --from-version N) [--against FOLDER:V ...]
 
 Reads the run's whole-game records (`benchmarks/perfect.py`; the main record of each
 version at S simulations, the run's own search: perfect/versionNNNN-simsS.json), never
 plays a game. Printed:
 - per version, the share of its won, drawn and all starts kept;
-- the first version against each other one, per starting value: the starts only the first
+- the first version against each other one (other runs' versions too, with --against: two
+  runs compared at equal iterations or hours), per starting value: the starts only the first
   kept and those only the other kept (the same opening, the agent on the same side), with
   the two-sided sign test's p of so uneven a split if either were as likely to keep such a
   start (`keptByOne`, the comparison of docs/strength.md and `benchmarks/levers.py`);
@@ -100,7 +101,8 @@ def recordPath(run_folder: Path, version: int, sims: int) -> Path:
     path = storage.whole_games_path(run_folder, version, sims)
     if not path.exists():
         raise FileNotFoundError(f"no whole-game record of version {version} at {sims} simulations ({path}): "
-                                f"write it with benchmarks/perfect.py --version {version} --sims {sims} --own-search")
+                                f"write it with benchmarks/perfect.py --run-folder {run_folder} --version {version} "
+                                f"--sims {sims} --own-search")
     return path
 
 
@@ -111,20 +113,36 @@ def recordedVersions(run_folder: Path, sims: int, first: int) -> list[int]:
                   if version >= first and storage.whole_games_path(run_folder, version, sims).exists())
 
 
-def report(records: dict[int, dict]) -> str:
-    """The printed comparison of `records` (version: record), the first version first."""
+def otherRunVersion(text: str) -> tuple[Path, int]:
+    """An argparse type: FOLDER:V, version V of the run in FOLDER."""
+    folder, _, version = text.rpartition(":")
+    if not folder or not version.isdigit():
+        raise argparse.ArgumentTypeError(f"wants FOLDER:VERSION (run_archive/connect4/run0005:683), got {text!r}")
+    return Path(folder), int(version)
+
+
+def otherRunLabel(folder: Path, version: int) -> str:
+    """How the report names version `version` of the run in `folder`: run0005/683."""
+    return f"{folder.name}/{version}"
+
+
+def report(records: dict[int | str, dict]) -> str:
+    """The printed comparison of `records` (version, or another run's label: record), the
+    first one first."""
     versions = list(records)
-    lines = [f"{'version':>7} {'won kept':>8} {'drawn kept':>10} {'all kept':>8}"]
+    width = max([7, *(len(str(version)) for version in versions)])
+    others = max([5, *(len(str(version)) for version in versions[1:])])
+    lines = [f"{'version':>{width}} {'won kept':>8} {'drawn kept':>10} {'all kept':>8}"]
     for version, record in records.items():
         shares = [100 * record["summary"][kind]["share"] for kind in ("won", "drawn", "all")]
-        lines.append(f"{version:>7} {shares[0]:>7.1f}% {shares[1]:>9.1f}% {shares[2]:>7.1f}%")
+        lines.append(f"{version:>{width}} {shares[0]:>7.1f}% {shares[1]:>9.1f}% {shares[2]:>7.1f}%")
     if len(versions) > 1:
         lines += ["", f"kept by one only, version {versions[0]} first: won (p), drawn (p)"]
     for version in versions[1:]:
         split = keptByOne(records[versions[0]], records[version])
         cells = [f"{split[k]['first_only']} and {split[k]['other_only']} (p = {split[k]['p']:.2f})"
                  for k in START_VALUES]
-        lines.append(f"{versions[0]:>7} against {version:<5} won {cells[0]}, drawn {cells[1]}")
+        lines.append(f"{versions[0]:>{width}} against {version!s:<{others}} won {cells[0]}, drawn {cells[1]}")
     if len(versions) > 2:
         lines += ["", f"starts lost by how many of the {len(versions)} versions"]
         for name, row in lossSpread(list(records.values())).items():
@@ -134,7 +152,7 @@ def report(records: dict[int, dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict[int, dict]:
+def main(argv: list[str] | None = None) -> dict[int | str, dict]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"))
     parser.add_argument("--sims", type=cli.positive(int), default=600, help="the records' simulations (default 600)")
@@ -142,17 +160,25 @@ def main(argv: list[str] | None = None) -> dict[int, dict]:
     chosen.add_argument("--versions", type=int, nargs="+", metavar="V",
                         help="these versions, the first compared to each other one")
     chosen.add_argument("--from-version", type=int, metavar="N", help="every version from N on with a record")
+    parser.add_argument("--against", type=otherRunVersion, action="append", default=[], metavar="FOLDER:V",
+                        help="version V of the run in FOLDER (its record at the same simulations), compared "
+                             "with the first version like the run's own (repeatable)")
     args = parser.parse_args(argv)
     versions = args.versions or recordedVersions(args.run_folder, args.sims, args.from_version)
-    repeated = [version for version in dict.fromkeys(versions) if versions.count(version) > 1]
-    if repeated:
-        parser.error(f"--versions names version {repeated[0]} more than once: give different versions")
+    for option, named in (("--versions", versions), ("--against", [otherRunLabel(*each) for each in args.against])):
+        repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
+        if repeated:
+            parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
     if not versions:
         parser.error(f"no whole-game record at {args.sims} simulations from version {args.from_version} on "
                      f"in {args.run_folder / 'perfect'}")
     try:
-        records = {v: readRecord(recordPath(args.run_folder, v, args.sims), ("games", "summary"),
-                                 "write it again with benchmarks/perfect.py") for v in versions}
+        way_out = "write it again with benchmarks/perfect.py"
+        records = {v: readRecord(recordPath(args.run_folder, v, args.sims), ("games", "summary"), way_out)
+                   for v in versions}
+        for folder, version in args.against:
+            records[otherRunLabel(folder, version)] = readRecord(recordPath(folder, version, args.sims),
+                                                                 ("games", "summary"), way_out)
         print(report(records))
     except (FileNotFoundError, ValueError, storage.RunFileError) as error:
         parser.error(str(error))

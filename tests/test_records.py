@@ -75,6 +75,28 @@ def test_the_command_reads_a_runs_records_and_names_a_missing_one(tmp_path, caps
     assert "no whole-game record of version 8 at 4 simulations" in capsys.readouterr().err
 
 
+def test_another_runs_versions_are_compared_start_by_start_under_their_runs_name(tmp_path, capsys):
+    ours, theirs = tmp_path / "run0008", tmp_path / "run0005"
+    storage.write_json(storage.whole_games_path(ours, 517, 4), record({start: True for start in STARTS}))
+    storage.write_json(storage.whole_games_path(theirs, 683, 4),
+                       record({**{start: True for start in STARTS}, ("1", 1, 1): False, ("3", 1, 0): False}))
+    read = records.main(["--run-folder", str(ours), "--sims", "4", "--versions", "517",
+                         "--against", f"{theirs}:683"])
+    assert list(read) == [517, "run0005/683"]
+    out = capsys.readouterr().out
+    assert "run0005/683    50.0%      66.7%    60.0%" in out
+    assert "        517 against run0005/683 won 1 and 0 (p = 1.00), drawn 1 and 0 (p = 1.00)" in out
+    for against, message in ((f"{theirs}:684", f"no whole-game record of version 684 at 4 simulations ({theirs}"),
+                             ("683", "wants FOLDER:VERSION"), (f"{theirs}:x", "wants FOLDER:VERSION")):
+        with pytest.raises(SystemExit):
+            records.main(["--run-folder", str(ours), "--sims", "4", "--versions", "517", "--against", against])
+        assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(ours), "--sims", "4", "--versions", "517",
+                      "--against", f"{theirs}:683", "--against", f"{theirs}:683"])
+    assert "--against names version run0005/683 more than once" in capsys.readouterr().err
+
+
 def test_a_records_version_is_read_from_its_name_whatever_its_digits(tmp_path):
     for version, search in ((10000, None), (1172, None), (1172, {"ROOT_SEARCH": "puct"})):
         path = storage.whole_games_path(tmp_path, version, 600, search=search)
