@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
                              "with the first version like the run's own (repeatable)")
     args = parser.parse_args(argv)
     versions = args.versions or recordedVersions(args.run_folder, args.sims, args.from_version)
-    for option, named in (("--versions", versions), ("--against", [otherRunLabel(*each) for each in args.against])):
+    others = [otherRunLabel(*each) for each in args.against]
+    for option, named in (("--versions", versions), ("--against", others)):
         repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
         if repeated:
             parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
@@ -173,12 +174,10 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
         parser.error(f"no whole-game record at {args.sims} simulations from version {args.from_version} on "
                      f"in {args.run_folder / 'perfect'}")
     try:
-        way_out = "write it again with benchmarks/perfect.py"
-        records = {v: readRecord(recordPath(args.run_folder, v, args.sims), ("games", "summary"), way_out)
-                   for v in versions}
-        for folder, version in args.against:
-            records[otherRunLabel(folder, version)] = readRecord(recordPath(folder, version, args.sims),
-                                                                 ("games", "summary"), way_out)
+        sources = {**{v: (args.run_folder, v) for v in versions}, **dict(zip(others, args.against))}
+        records = {label: readRecord(recordPath(folder, version, args.sims), ("games", "summary"),
+                                     "write it again with benchmarks/perfect.py")
+                   for label, (folder, version) in sources.items()}
         print(report(records))
     except (FileNotFoundError, ValueError, storage.RunFileError) as error:
         parser.error(str(error))
