@@ -1,12 +1,15 @@
 """Whole-game records compared start by start: which starts one version keeps and another
 loses, and which starts a run's versions lose again and again.
 
-Run: .venv/bin/python benchmarks/records.py [--run-folder F] [--sims S]
+Run: .venv/bin/python benchmarks/records.py [--run-folder F] [--sims S] [--play-search]
          (--versions V [V ...] | --from-version N) [--against FOLDER:V ...]
 
 Reads the run's whole-game records (`benchmarks/perfect.py`; the main record of each
-version at S simulations, the run's own search: perfect/versionNNNN-simsS.json), never
-plays a game. Printed:
+version at S simulations, the run's own search: perfect/versionNNNN-simsS.json; with
+--play-search, the record of the agent people play: each run's PLAY_* search settings, at
+its PLAY_SIMS unless --sims says otherwise, e.g.
+perfect/version0777-sims8000-cpuct-2.0-leaf_batch-16-root_search-puct.json), never plays
+a game. Printed:
 - per version, the share of its won, drawn and all starts kept;
 - the first version against each other one (other runs' versions too, with --against: two
   runs compared at equal iterations or hours), per starting value: the starts only the first
@@ -31,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import cli  # noqa: E402
 import storage  # noqa: E402
-from config import SHIPPED  # noqa: E402
+from config import SHIPPED, Config, ConfigError, playSearch  # noqa: E402
 
 START_VALUES = {"won": 1, "drawn": 0}
 """The starting values compared, by name: the start's solved value for the agent (1 a win, 0 a draw)."""
@@ -95,22 +98,35 @@ def readRecord(path: Path, keys: tuple[str, ...], way_out: str) -> dict:
     return record
 
 
-def recordPath(run_folder: Path, version: int, sims: int) -> Path:
-    """The version's main whole-game record at `sims`; FileNotFoundError names the
-    command that writes it when there is none."""
-    path = storage.whole_games_path(run_folder, version, sims)
+def recordSearch(run_folder: Path, sims: int | None, play_search: bool) -> tuple[int, dict]:
+    """(simulations, search settings) of the records read from the run in `run_folder`:
+    `sims` (default 600) at the run's own search, or with `play_search` the search of the
+    agent people play (the run's PLAY_* settings, `config.playSearch`) at `sims`, default
+    its PLAY_SIMS (MCTS_SIMS where 0)."""
+    if not play_search:
+        return sims or 600, {}
+    cfg = Config.from_json_file(storage.config_path(run_folder), "give the folder of a run with its config.json")
+    return sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS, playSearch(cfg)
+
+
+def recordPath(run_folder: Path, version: int, sims: int, search: dict | None = None) -> Path:
+    """The version's main whole-game record at `sims` and the search settings `search`
+    (NAME: value; None or {}: the run's own); FileNotFoundError names the command that
+    writes it when there is none."""
+    path = storage.whole_games_path(run_folder, version, sims, search=search)
     if not path.exists():
+        searched = "" if search else " --own-search"
         raise FileNotFoundError(f"no whole-game record of version {version} at {sims} simulations ({path}): "
                                 f"write it with benchmarks/perfect.py --run-folder {run_folder} --version {version} "
-                                f"--sims {sims} --own-search")
+                                f"--sims {sims}{searched}")
     return path
 
 
-def recordedVersions(run_folder: Path, sims: int, first: int) -> list[int]:
-    """The versions from `first` on with a main whole-game record at `sims`, in order."""
+def recordedVersions(run_folder: Path, sims: int, first: int, search: dict | None = None) -> list[int]:
+    """The versions from `first` on with a main whole-game record at `sims` and `search`, in order."""
     versions = (storage.whole_games_version(path) for path in storage.whole_games_records(run_folder))
-    return sorted(version for version in set(versions)
-                  if version >= first and storage.whole_games_path(run_folder, version, sims).exists())
+    return sorted(version for version in set(versions) if version >= first
+                  and storage.whole_games_path(run_folder, version, sims, search=search).exists())
 
 
 def otherRunVersion(text: str) -> tuple[Path, int]:
@@ -155,27 +171,38 @@ def report(records: dict[int | str, dict]) -> str:
 def main(argv: list[str] | None = None) -> dict[int | str, dict]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run-folder", type=Path, default=SHIPPED.path("RUN_FOLDER"))
-    parser.add_argument("--sims", type=cli.positive(int), default=600, help="the records' simulations (default 600)")
+    parser.add_argument("--sims", type=cli.positive(int), default=None,
+                        help="the records' simulations (default 600; with --play-search each run's PLAY_SIMS)")
+    parser.add_argument("--play-search", action="store_true",
+                        help="the records of the agent people play (each run's PLAY_* search settings), not of "
+                             "the run's own search")
     chosen = parser.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--versions", type=int, nargs="+", metavar="V",
                         help="these versions, the first compared to each other one")
     chosen.add_argument("--from-version", type=int, metavar="N", help="every version from N on with a record")
     parser.add_argument("--against", type=otherRunVersion, action="append", default=[], metavar="FOLDER:V",
-                        help="version V of the run in FOLDER (its record at the same simulations), compared "
-                             "with the first version like the run's own (repeatable)")
+                        help="version V of the run in FOLDER (its record at the same simulations; with "
+                             "--play-search, at its own run's play search), compared with the first version like "
+                             "the run's own (repeatable)")
     args = parser.parse_args(argv)
-    versions = args.versions or recordedVersions(args.run_folder, args.sims, args.from_version)
+    try:
+        searches = {folder: recordSearch(folder, args.sims, args.play_search)
+                    for folder in dict.fromkeys([args.run_folder, *(folder for folder, _ in args.against)])}
+    except ConfigError as error:
+        parser.error(str(error))
+    sims, search = searches[args.run_folder]
+    versions = args.versions or recordedVersions(args.run_folder, sims, args.from_version, search)
     others = [otherRunLabel(*each) for each in args.against]
     for option, named in (("--versions", versions), ("--against", others)):
         repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
         if repeated:
             parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
     if not versions:
-        parser.error(f"no whole-game record at {args.sims} simulations from version {args.from_version} on "
+        parser.error(f"no whole-game record at {sims} simulations from version {args.from_version} on "
                      f"in {args.run_folder / 'perfect'}")
     try:
         sources = {**{v: (args.run_folder, v) for v in versions}, **dict(zip(others, args.against))}
-        records = {label: readRecord(recordPath(folder, version, args.sims), ("games", "summary"),
+        records = {label: readRecord(recordPath(folder, version, *searches[folder]), ("games", "summary"),
                                      "write it again with benchmarks/perfect.py")
                    for label, (folder, version) in sources.items()}
         print(report(records))

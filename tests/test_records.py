@@ -7,6 +7,7 @@ import pytest
 
 import storage
 from benchmarks import records
+from config import STRONG
 
 
 def record(kept: dict) -> dict:
@@ -126,3 +127,27 @@ def test_a_version_compared_with_itself_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         records.main(["--run-folder", str(tmp_path), "--sims", "4", "--versions", "7", "7"])
     assert "--versions names version 7 more than once: give different versions" in capsys.readouterr().err
+
+
+def test_play_search_reads_each_runs_records_as_people_play_it(tmp_path, capsys):
+    ours, theirs = tmp_path / "run0009", tmp_path / "run0006"
+    for folder, play_sims in ((ours, 40), (theirs, 80)):
+        folder.mkdir()
+        storage.config_path(folder).write_text(
+            STRONG.replace(PLAY_SIMS=play_sims, PLAY_ROOT_SEARCH="puct", PLAY_CPUCT=2.0, PLAY_LEAF_BATCH=8).to_json())
+    search = {"CPUCT": 2.0, "LEAF_BATCH": 8, "ROOT_SEARCH": "puct"}  # the play settings perfect.py names
+    storage.write_json(storage.whole_games_path(ours, 656, 40, search=search), record({s: True for s in STARTS}))
+    storage.write_json(storage.whole_games_path(ours, 656, 600), record({s: False for s in STARTS}))
+    storage.write_json(storage.whole_games_path(theirs, 777, 80, search=search),
+                       record({**{s: True for s in STARTS}, ("1", 1, 1): False}))
+    read = records.main(["--run-folder", str(ours), "--play-search", "--versions", "656", "--against", f"{theirs}:777"])
+    assert [r["summary"]["all"]["share"] for r in read.values()] == [1.0, 0.8]  # not the own-search record
+    assert "656 against run0006/777 won 1 and 0" in capsys.readouterr().out
+    assert records.recordedVersions(ours, 40, 1, search) == [656] and records.recordedVersions(ours, 40, 1) == []
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(ours), "--play-search", "--sims", "80", "--versions", "656"])
+    err = capsys.readouterr().err
+    assert "no whole-game record of version 656 at 80 simulations" in err and "--own-search" not in err
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(tmp_path), "--play-search", "--versions", "656"])
+    assert f"config file {storage.config_path(tmp_path)} does not exist" in capsys.readouterr().err
