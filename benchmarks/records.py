@@ -102,7 +102,8 @@ def recordSearch(run_folder: Path, sims: int | None, play_search: bool) -> tuple
     """(simulations, search settings) of the records read from the run in `run_folder`:
     `sims` (default 600) at the run's own search, or with `play_search` the search of the
     agent people play (the run's PLAY_* settings, `config.playSearch`) at `sims`, default
-    its PLAY_SIMS (MCTS_SIMS where 0)."""
+    its PLAY_SIMS (MCTS_SIMS where 0). Read from config.json directly, as
+    `runs.playSettings` reads it, so that this script never loads Keras (0.1 s, not 8)."""
     if not play_search:
         return sims or 600, {}
     cfg = Config.from_json_file(storage.config_path(run_folder), "give the folder of a run with its config.json")
