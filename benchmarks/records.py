@@ -2,13 +2,15 @@
 loses, and which starts a run's versions lose again and again.
 
 Run: .venv/bin/python benchmarks/records.py [--run-folder F] [--sims S] [--play-search]
-         (--versions V [V ...] | --from-version N) [--against FOLDER:V ...]
+         [--starts WON DRAWN] (--versions V [V ...] | --from-version N) [--against FOLDER:V ...]
 
 Reads the run's whole-game records (`benchmarks/perfect.py`; the main record of each
 version at S simulations, the run's own search: perfect/versionNNNN-simsS.json; with
 --play-search, the record of the agent people play: each run's PLAY_* search settings, at
 its PLAY_SIMS unless --sims says otherwise, e.g.
-perfect/version0777-sims8000-cpuct-2.0-leaf_batch-16-root_search-puct.json), never plays
+perfect/version0777-sims8000-cpuct-2.0-leaf_batch-16-root_search-puct.json; with --starts,
+the records of exactly that many won and drawn starts, e.g. a 250 + 250 sample kept beside a
+500 + 500 main record as perfect/version0777-sims8000-won250-drawn250-...json), never plays
 a game. Printed:
 - per version, the share of its won, drawn and all starts kept;
 - the first version against each other one (other runs' versions too, with --against: two
@@ -110,24 +112,47 @@ def recordSearch(run_folder: Path, sims: int | None, play_search: bool) -> tuple
     return sims or cfg.PLAY_SIMS or cfg.MCTS_SIMS, playSearch(cfg)
 
 
-def recordPath(run_folder: Path, version: int, sims: int, search: dict | None = None) -> Path:
-    """The version's main whole-game record at `sims` and the search settings `search`
-    (NAME: value; None or {}: the run's own); FileNotFoundError names the command that
-    writes it when there is none."""
-    path = storage.whole_games_path(run_folder, version, sims, search=search)
-    if not path.exists():
-        searched = "" if search else " --own-search"
-        raise FileNotFoundError(f"no whole-game record of version {version} at {sims} simulations ({path}): "
-                                f"write it with benchmarks/perfect.py --run-folder {run_folder} --version {version} "
-                                f"--sims {sims}{searched}")
-    return path
+def startsHeld(record: dict) -> tuple[int, int]:
+    """(won, drawn): how many won and drawn starts the whole-game record played."""
+    return record["summary"]["won"]["games"], record["summary"]["drawn"]["games"]
 
 
-def recordedVersions(run_folder: Path, sims: int, first: int, search: dict | None = None) -> list[int]:
-    """The versions from `first` on with a main whole-game record at `sims` and `search`, in order."""
-    versions = (storage.whole_games_version(path) for path in storage.whole_games_records(run_folder))
-    return sorted(version for version in set(versions) if version >= first
-                  and storage.whole_games_path(run_folder, version, sims, search=search).exists())
+def versionRecord(run_folder: Path, version: int, sims: int, search: dict | None = None,
+                  starts: tuple[int, int] | None = None) -> dict:
+    """The version's whole-game record at `sims` and the search settings `search` (NAME:
+    value; None or {}: the run's own): its main record, or with `starts` (won, drawn) the
+    record of exactly that many starts, the main one where it holds them, else the one
+    perfect.py keeps beside a larger main record. FileNotFoundError names the command that
+    writes it when there is none; RunFileError names a file that is not a record."""
+    main = storage.whole_games_path(run_folder, version, sims, search=search)
+    paths = [main] if starts is None else [main, storage.whole_games_path(run_folder, version, sims, starts,
+                                                                          search=search)]
+    for path in paths:
+        if path.exists():
+            record = readRecord(path, ("games", "summary"), "write it again with benchmarks/perfect.py")
+            if starts is None or startsHeld(record) == starts:
+                return record
+    searched = "" if search else " --own-search"
+    counted = "" if starts is None else f" of {starts[0]} won and {starts[1]} drawn starts"
+    chosen = "" if starts is None else f" --won {starts[0]} --drawn {starts[1]}"
+    raise FileNotFoundError(f"no whole-game record{counted} of version {version} at {sims} simulations "
+                            f"({' or '.join(map(str, paths))}): write it with benchmarks/perfect.py --run-folder "
+                            f"{run_folder} --version {version} --sims {sims}{chosen}{searched}")
+
+
+def recordedVersions(run_folder: Path, sims: int, first: int, search: dict | None = None,
+                     starts: tuple[int, int] | None = None) -> list[int]:
+    """The versions from `first` on with a whole-game record at `sims` and `search` (with
+    `starts`, one of exactly that many won and drawn starts: `versionRecord`), in order."""
+    def recorded(version: int) -> bool:
+        if starts is None:
+            return storage.whole_games_path(run_folder, version, sims, search=search).exists()
+        try:
+            return bool(versionRecord(run_folder, version, sims, search, starts))
+        except FileNotFoundError:
+            return False
+    versions = {storage.whole_games_version(path) for path in storage.whole_games_records(run_folder)}
+    return [version for version in sorted(versions) if version >= first and recorded(version)]
 
 
 def otherRunVersion(text: str) -> tuple[Path, int]:
@@ -181,6 +206,9 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
     chosen.add_argument("--versions", type=int, nargs="+", metavar="V",
                         help="these versions, the first compared to each other one")
     chosen.add_argument("--from-version", type=int, metavar="N", help="every version from N on with a record")
+    parser.add_argument("--starts", type=cli.positive(int), nargs=2, metavar=("WON", "DRAWN"),
+                        help="the records of exactly WON won and DRAWN drawn starts: a version's main record where "
+                             "it holds them, else the smaller one perfect.py keeps beside it (default: main records)")
     parser.add_argument("--against", type=otherRunVersion, action="append", default=[], metavar="FOLDER:V",
                         help="version V of the run in FOLDER (its record at the same simulations; with "
                              "--play-search, at its own run's play search), compared with the first version like "
@@ -192,19 +220,20 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
     except ConfigError as error:
         parser.error(str(error))
     sims, search = searches[args.run_folder]
-    versions = args.versions or recordedVersions(args.run_folder, sims, args.from_version, search)
+    starts = tuple(args.starts) if args.starts else None
+    versions = args.versions or recordedVersions(args.run_folder, sims, args.from_version, search, starts)
     others = [otherRunLabel(*each) for each in args.against]
     for option, named in (("--versions", versions), ("--against", others)):
         repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
         if repeated:
             parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
     if not versions:
-        parser.error(f"no whole-game record at {sims} simulations from version {args.from_version} on "
+        counted = "" if starts is None else f" of {starts[0]} won and {starts[1]} drawn starts"
+        parser.error(f"no whole-game record{counted} at {sims} simulations from version {args.from_version} on "
                      f"in {args.run_folder / 'perfect'}")
     try:
         sources = {**{v: (args.run_folder, v) for v in versions}, **dict(zip(others, args.against))}
-        records = {label: readRecord(recordPath(folder, version, *searches[folder]), ("games", "summary"),
-                                     "write it again with benchmarks/perfect.py")
+        records = {label: versionRecord(folder, version, *searches[folder], starts)
                    for label, (folder, version) in sources.items()}
         print(report(records))
     except (FileNotFoundError, ValueError, storage.RunFileError) as error:

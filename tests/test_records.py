@@ -151,3 +151,31 @@ def test_play_search_reads_each_runs_records_as_people_play_it(tmp_path, capsys)
     with pytest.raises(SystemExit):
         records.main(["--run-folder", str(tmp_path), "--play-search", "--versions", "656"])
     assert f"config file {storage.config_path(tmp_path)} does not exist" in capsys.readouterr().err
+
+
+def test_starts_choose_the_record_of_that_many_starts_main_or_kept_beside_it(tmp_path, capsys):
+    ours, theirs = tmp_path / "run0009", tmp_path / "run0006"
+    larger = {**{start: True for start in STARTS}, ("5", 1, 1): True, ("6", 1, 0): True, ("1", 1, 1): False}
+    storage.write_json(storage.whole_games_path(ours, 656, 4), record({start: True for start in STARTS}))
+    storage.write_json(storage.whole_games_path(theirs, 777, 4), record(larger))  # 3 won and 4 drawn starts
+    storage.write_json(storage.whole_games_path(theirs, 777, 4, (2, 3)),
+                       record({**{start: True for start in STARTS}, ("22", 1, 0): False}))
+    command = ["--run-folder", str(ours), "--sims", "4", "--versions", "656", "--against", f"{theirs}:777"]
+    read = records.main(command + ["--starts", "2", "3"])
+    assert [records.startsHeld(each) for each in read.values()] == [(2, 3), (2, 3)]
+    assert "656 against run0006/777 won 0 and 0 (p = 1.00), drawn 1 and 0" in capsys.readouterr().out
+    records.main(command)  # without --starts, the main records: 777's larger one
+    assert "656 against run0006/777 won 1 and 0 (p = 1.00), drawn 0 and 0" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        records.main(command + ["--starts", "3", "4"])
+    err = capsys.readouterr().err
+    assert "no whole-game record of 3 won and 4 drawn starts of version 656 at 4 simulations" in err
+    assert "--won 3 --drawn 4 --own-search" in err
+    assert records.recordedVersions(theirs, 4, 1, starts=(3, 4)) == records.recordedVersions(theirs, 4, 1) == [777]
+    assert records.recordedVersions(theirs, 4, 1, starts=(2, 3)) == [777]
+    assert records.recordedVersions(ours, 4, 1, starts=(2, 3)) == [656]
+    assert records.recordedVersions(ours, 4, 1, starts=(3, 4)) == []
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(ours), "--sims", "4", "--from-version", "1", "--starts", "3", "4"])
+    assert "no whole-game record of 3 won and 4 drawn starts at 4 simulations from version 1 on" in \
+        capsys.readouterr().err
