@@ -117,6 +117,11 @@ def startsHeld(record: dict) -> tuple[int, int]:
     return record["summary"]["won"]["games"], record["summary"]["drawn"]["games"]
 
 
+def startsNamed(starts: tuple[int, int] | None) -> str:
+    """How a message names records of `starts` (won, drawn): "" for main records."""
+    return "" if starts is None else f" of {starts[0]} won and {starts[1]} drawn starts"
+
+
 def versionRecord(run_folder: Path, version: int, sims: int, search: dict | None = None,
                   starts: tuple[int, int] | None = None) -> dict:
     """The version's whole-game record at `sims` and the search settings `search` (NAME:
@@ -133,9 +138,8 @@ def versionRecord(run_folder: Path, version: int, sims: int, search: dict | None
             if starts is None or startsHeld(record) == starts:
                 return record
     searched = "" if search else " --own-search"
-    counted = "" if starts is None else f" of {starts[0]} won and {starts[1]} drawn starts"
     chosen = "" if starts is None else f" --won {starts[0]} --drawn {starts[1]}"
-    raise FileNotFoundError(f"no whole-game record{counted} of version {version} at {sims} simulations "
+    raise FileNotFoundError(f"no whole-game record{startsNamed(starts)} of version {version} at {sims} simulations "
                             f"({' or '.join(map(str, paths))}): write it with benchmarks/perfect.py --run-folder "
                             f"{run_folder} --version {version} --sims {sims}{chosen}{searched}")
 
@@ -228,8 +232,7 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
         if repeated:
             parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
     if not versions:
-        counted = "" if starts is None else f" of {starts[0]} won and {starts[1]} drawn starts"
-        parser.error(f"no whole-game record{counted} at {sims} simulations from version {args.from_version} on "
+        parser.error(f"no whole-game record{startsNamed(starts)} at {sims} simulations from version {args.from_version} on "
                      f"in {args.run_folder / 'perfect'}")
     try:
         sources = {**{v: (args.run_folder, v) for v in versions}, **dict(zip(others, args.against))}
