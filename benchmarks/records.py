@@ -152,9 +152,10 @@ def recordedVersions(run_folder: Path, sims: int, first: int, search: dict | Non
         if starts is None:
             return storage.whole_games_path(run_folder, version, sims, search=search).exists()
         try:
-            return bool(versionRecord(run_folder, version, sims, search, starts))
+            versionRecord(run_folder, version, sims, search, starts)
         except FileNotFoundError:
             return False
+        return True
     versions = {storage.whole_games_version(path) for path in storage.whole_games_records(run_folder)}
     return [version for version in sorted(versions) if version >= first and recorded(version)]
 
@@ -232,8 +233,8 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
         if repeated:
             parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
     if not versions:
-        parser.error(f"no whole-game record{startsNamed(starts)} at {sims} simulations from version {args.from_version} on "
-                     f"in {args.run_folder / 'perfect'}")
+        parser.error(f"no whole-game record{startsNamed(starts)} at {sims} simulations from version "
+                     f"{args.from_version} on in {args.run_folder / 'perfect'}")
     try:
         sources = {**{v: (args.run_folder, v) for v in versions}, **dict(zip(others, args.against))}
         records = {label: versionRecord(folder, version, *searches[folder], starts)
