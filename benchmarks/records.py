@@ -144,20 +144,20 @@ def versionRecord(run_folder: Path, version: int, sims: int, search: dict | None
                             f"{run_folder} --version {version} --sims {sims}{chosen}{searched}")
 
 
-def recordedVersions(run_folder: Path, sims: int, first: int, search: dict | None = None,
-                     starts: tuple[int, int] | None = None) -> list[int]:
-    """The versions from `first` on with a whole-game record at `sims` and `search` (with
-    `starts`, one of exactly that many won and drawn starts: `versionRecord`), in order."""
-    def recorded(version: int) -> bool:
-        if starts is None:
-            return storage.whole_games_path(run_folder, version, sims, search=search).exists()
-        try:
-            versionRecord(run_folder, version, sims, search, starts)
-        except FileNotFoundError:
-            return False
-        return True
+def recordedRecords(run_folder: Path, sims: int, first: int, search: dict | None = None,
+                    starts: tuple[int, int] | None = None) -> dict[int, dict]:
+    """The whole-game records at `sims` and `search` (with `starts`, the ones of exactly
+    that many won and drawn starts: `versionRecord`) of the versions from `first` on, by
+    version in number order; each file is read once, here, and a version without one is
+    left out."""
     versions = {storage.whole_games_version(path) for path in storage.whole_games_records(run_folder)}
-    return [version for version in sorted(versions) if version >= first and recorded(version)]
+    found = {}
+    for version in sorted(version for version in versions if version >= first):
+        try:
+            found[version] = versionRecord(run_folder, version, sims, search, starts)
+        except FileNotFoundError:
+            continue
+    return found
 
 
 def otherRunVersion(text: str) -> tuple[Path, int]:
@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
         parser.error(str(error))
     sims, search = searches[args.run_folder]
     starts = tuple(args.starts) if args.starts else None
-    versions = args.versions or recordedVersions(args.run_folder, sims, args.from_version, search, starts)
+    listed = {} if args.versions else recordedRecords(args.run_folder, sims, args.from_version, search, starts)
+    versions = args.versions or list(listed)
     others = [otherRunLabel(*each) for each in args.against]
     for option, named in (("--versions", versions), ("--against", others)):
         repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
@@ -237,7 +238,8 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
                      f"{args.from_version} on in {args.run_folder / 'perfect'}")
     try:
         sources = {**{v: (args.run_folder, v) for v in versions}, **dict(zip(others, args.against))}
-        records = {label: versionRecord(folder, version, *searches[folder], starts)
+        records = {label: listed[version] if folder == args.run_folder and version in listed
+                   else versionRecord(folder, version, *searches[folder], starts)
                    for label, (folder, version) in sources.items()}
         print(report(records))
     except (FileNotFoundError, ValueError, storage.RunFileError) as error:

@@ -64,7 +64,7 @@ def test_the_command_reads_a_runs_records_and_names_a_missing_one(tmp_path, caps
         storage.write_json(storage.whole_games_path(tmp_path, version, 4), record(each))
     storage.write_json(storage.whole_games_path(tmp_path, 10, 4, search={"ROOT_SEARCH": "puct"}), record(kept[0]))
     storage.write_json(storage.whole_games_path(tmp_path, 11, 8), record(kept[0]))
-    assert records.recordedVersions(tmp_path, 4, 8) == [9, 12]  # its own search, at these simulations
+    assert list(records.recordedRecords(tmp_path, 4, 8)) == [9, 12]  # its own search, at these simulations
     read = records.main(["--run-folder", str(tmp_path), "--sims", "4", "--from-version", "7"])
     assert list(read) == [7, 9, 12]
     out = capsys.readouterr().out
@@ -103,7 +103,7 @@ def test_a_records_version_is_read_from_its_name_whatever_its_digits(tmp_path):
         path = storage.whole_games_path(tmp_path, version, 600, search=search)
         storage.write_json(path, record({start: True for start in STARTS}))
         assert storage.whole_games_version(path) == version
-    assert records.recordedVersions(tmp_path, 600, 1000) == [1172, 10000]  # in number order, not the names'
+    assert list(records.recordedRecords(tmp_path, 600, 1000)) == [1172, 10000]  # in number order, not the names'
 
 
 @pytest.mark.parametrize("write, message", [
@@ -143,7 +143,8 @@ def test_play_search_reads_each_runs_records_as_people_play_it(tmp_path, capsys)
     read = records.main(["--run-folder", str(ours), "--play-search", "--versions", "656", "--against", f"{theirs}:777"])
     assert [r["summary"]["all"]["share"] for r in read.values()] == [1.0, 0.8]  # not the own-search record
     assert "656 against run0006/777 won 1 and 0" in capsys.readouterr().out
-    assert records.recordedVersions(ours, 40, 1, search) == [656] and records.recordedVersions(ours, 40, 1) == []
+    assert list(records.recordedRecords(ours, 40, 1, search)) == [656]
+    assert records.recordedRecords(ours, 40, 1) == {}
     with pytest.raises(SystemExit):
         records.main(["--run-folder", str(ours), "--play-search", "--sims", "80", "--versions", "656"])
     err = capsys.readouterr().err
@@ -171,10 +172,12 @@ def test_starts_choose_the_record_of_that_many_starts_main_or_kept_beside_it(tmp
     err = capsys.readouterr().err
     assert "no whole-game record of 3 won and 4 drawn starts of version 656 at 4 simulations" in err
     assert "--won 3 --drawn 4 --own-search" in err
-    assert records.recordedVersions(theirs, 4, 1, starts=(3, 4)) == records.recordedVersions(theirs, 4, 1) == [777]
-    assert records.recordedVersions(theirs, 4, 1, starts=(2, 3)) == [777]
-    assert records.recordedVersions(ours, 4, 1, starts=(2, 3)) == [656]
-    assert records.recordedVersions(ours, 4, 1, starts=(3, 4)) == []
+    assert records.recordedRecords(theirs, 4, 1, starts=(3, 4)) == records.recordedRecords(theirs, 4, 1)
+    assert [records.startsHeld(each) for each in records.recordedRecords(theirs, 4, 1).values()] == [(3, 4)]
+    assert [records.startsHeld(each) for each in records.recordedRecords(theirs, 4, 1, starts=(2, 3)).values()] \
+        == [(2, 3)]  # the smaller record kept beside the main one
+    assert list(records.recordedRecords(ours, 4, 1, starts=(2, 3))) == [656]
+    assert records.recordedRecords(ours, 4, 1, starts=(3, 4)) == {}
     with pytest.raises(SystemExit):
         records.main(["--run-folder", str(ours), "--sims", "4", "--from-version", "1", "--starts", "3", "4"])
     assert "no whole-game record of 3 won and 4 drawn starts at 4 simulations from version 1 on" in \
