@@ -105,7 +105,8 @@ def curve_path(run_folder) -> Path:
 
 
 def whole_games_path(run_folder, version: int, sims: int, starts: tuple[int, int] | None = None,
-                     search: dict | None = None, ensemble: tuple[int, ...] = ()) -> Path:
+                     search: dict | None = None, ensemble: tuple[int, ...] = (),
+                     play_seed: int | None = None) -> Path:
     """The whole-game benchmark's record of a version at `sims` simulations
     (benchmarks/perfect.py): measurement only, training never reads it.  With
     `starts` (won, drawn), the name of a record of that many starts kept beside
@@ -114,11 +115,14 @@ def whole_games_path(run_folder, version: int, sims: int, starts: tuple[int, int
     with `search` (play-time search settings, NAME: value), one of the version
     searching otherwise, e.g. version0472-sims600-root_search-puct.json; with
     `ensemble` (other versions whose networks joined its own), e.g.
-    version0777-sims600-ensemble-1009.json."""
+    version0777-sims600-ensemble-1009.json; with `play_seed`, the same starts played
+    again with other draws in the games (the solver's ties), e.g.
+    version0777-sims600-playseed1.json."""
     games = "" if starts is None else f"-won{starts[0]}-drawn{starts[1]}"
     settings = "".join(f"-{name.lower()}-{value}" for name, value in sorted((search or {}).items()))
     joined = "-ensemble" + "".join(f"-{member}" for member in ensemble) if ensemble else ""
-    return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}{games}{settings}{joined}.json"
+    replayed = "" if play_seed is None else f"-playseed{play_seed}"
+    return Path(run_folder) / "perfect" / f"version{version:04d}-sims{sims}{games}{settings}{joined}{replayed}.json"
 
 
 def whole_games_version(path) -> int:

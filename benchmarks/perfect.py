@@ -2,7 +2,7 @@
 
 Run: make perfect   (or: .venv/bin/python benchmarks/perfect.py [--run-folder F]
                      [--version N] [--sims S] [--won W] [--drawn D] [--max-moves M]
-                     [--seed K] [--own-search] [--set NAME=VALUE ...] [--ensemble V ...]
+                     [--seed K] [--play-seed K] [--own-search] [--set NAME=VALUE ...] [--ensemble V ...]
                      [--out FILE] [--no-classify])
        .venv/bin/python benchmarks/perfect.py --classify RECORD [--run-folder F] [--out FILE]
 
@@ -30,7 +30,11 @@ compares versions at the run's own search (`--own-search` scores that where the 
 plays people with another). `--ensemble V ...` is another lever at play time: other saved
 versions of the run evaluate every leaf beside the agent's network, the search reading the
 mean (`model.ensembleMean`); its record is named after them (version0777-sims600-ensemble-
-1009.json) and stays out of the learning curve too. `--classify RECORD` runs the deeper searches of a record
+1009.json) and stays out of the learning curve too. `--play-seed K` plays the same starts
+with other draws in the games (the solver's choice among equally good moves; the agent's
+own draws, where its search makes any): the same version played again shows how much of a
+record is the games' luck rather than the network (record -playseedK, out of the curve).
+`--classify RECORD` runs the deeper searches of a record
 written with --no-classify afterwards (the same version, simulations and settings), so a
 long benchmark can be classified once its games are in. """
 
@@ -77,22 +81,24 @@ def _deeper(agent, sims: int, seed: int) -> evaluation.Chooser:
 
 def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, max_moves: int, seed: int,
                  classify: bool = True, progress: bool = True, search: dict | None = None,
-                 ensemble: tuple[int, ...] = ()) -> dict:
+                 ensemble: tuple[int, ...] = (), play_seed: int | None = None) -> dict:
     """The whole-game record (`evaluation.wholeGameRecord`) of `version` of the run in
     `folder`, its agent searching `sims` simulations per move, with the play-time
     search settings `search` (NAME: value; None: the run's own) and the run's versions
-    `ensemble` beside its network."""
+    `ensemble` beside its network.  `seed` draws the starts; `play_seed` (None: `seed`)
+    the games' own draws (the solver's ties, the agent's draws)."""
     agent = recordAgent(folder, version, sims, search, ensemble)
     start = time.perf_counter()
     starts = evaluation.gameStarts(won, drawn, max_moves, seed)
-    games = evaluation.playAgainstSolver(lambda i: agent.forGame(seed + i), starts, seed,
+    games_seed = seed if play_seed is None else play_seed
+    games = evaluation.playAgainstSolver(lambda i: agent.forGame(games_seed + i), starts, games_seed,
                                          progress="whole games" if progress else None)
     played = time.perf_counter() - start
     if classify:
-        games = evaluation.classifyMistakes(games, _deeper(agent, sims, seed))
+        games = evaluation.classifyMistakes(games, _deeper(agent, sims, games_seed))
     about = {"run_folder": str(folder), "version": version, "sims": sims, "search": dict(search or {}),
              "ensemble": list(ensemble), "won_starts": won, "drawn_starts": drawn, "max_opening_moves": max_moves,
-             "seed": seed,
+             "seed": seed, "play_seed": play_seed,
              "seconds": round(time.perf_counter() - start, 1), "seconds_playing": round(played, 1),
              "agent_moves": sum(game.playerMoves for game in games)}
     return evaluation.wholeGameRecord(games, about)
@@ -101,11 +107,12 @@ def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, ma
 def classifyRecord(folder: Path, record: dict) -> dict:
     """`record` (written by `scoreVersion`, e.g. with --no-classify) with every mistake's
     cause set by the deeper searches `scoreVersion` would have run: its version of the
-    run in `folder`, its simulations and search settings, its seed.  The games are
+    run in `folder`, its simulations and search settings, its games' seed.  The games are
     not played again."""
     agent = recordAgent(folder, record["version"], record["sims"], record["search"] or None,
                         tuple(record.get("ensemble", ())))
-    deeper = _deeper(agent, record["sims"], record["seed"])
+    games_seed = record["seed"] if record.get("play_seed") is None else record["play_seed"]
+    deeper = _deeper(agent, record["sims"], games_seed)
     games = evaluation.classifyMistakes(evaluation.readWholeGames(record), deeper)
     return evaluation.wholeGameRecord(games, {key: value for key, value in record.items()
                                               if key not in ("summary", "games")})
@@ -121,7 +128,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--won", type=int, default=500, help="won starts to play (default 500)")
     parser.add_argument("--drawn", type=int, default=500, help="drawn starts to play (default 500)")
     parser.add_argument("--max-moves", type=int, default=6, help="random opening moves, at most (default 6)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the openings and the solver's ties")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the openings and, unless --play-seed, of the games' draws (the solver's ties)")
+    parser.add_argument("--play-seed", type=int, default=None, metavar="K",
+                        help="seed of the games' draws (the solver's ties; the agent's, where its search draws): "
+                             "the same starts played again with other luck, into a record of its own "
+                             "(-playseedK; default: --seed)")
     parser.add_argument("--own-search", action="store_true",
                         help="search as the run trains (its ROOT_SEARCH, CPUCT...), not as it plays people "
                              "(PLAY_ROOT_SEARCH, PLAY_CPUCT, PLAY_LEAF_BATCH...): the learning curve's records")
@@ -156,13 +168,15 @@ def main(argv: list[str] | None = None) -> dict:
         played = {} if args.own_search else playSearch(cfg)
         search = searchChanges(cfg, {**played, **dict(args.set)})  # refused before any game
         ensemble = tuple(args.ensemble)
-        out = args.out or recordPath(args.run_folder, version, sims, args.won, args.drawn, search, ensemble)
+        out = args.out or recordPath(args.run_folder, version, sims, args.won, args.drawn, search, ensemble,
+                                     args.play_seed)
         members = "".join(f", with version {member}" for member in ensemble)
         print(f"Whole games against the solver: version {version} of {args.run_folder}, {sims} simulations"
               f"{searchLabel(search)}{members}, {args.won} won and {args.drawn} drawn starts from openings of "
               f"0-{args.max_moves} random moves")
         record = scoreVersion(args.run_folder, version, sims, args.won, args.drawn, args.max_moves, args.seed,
-                              classify=not args.no_classify, search=search, ensemble=ensemble)
+                              classify=not args.no_classify, search=search, ensemble=ensemble,
+                              play_seed=args.play_seed)
     except (ConfigError, ValueError, storage.RunFileError) as exc:
         parser.error(str(exc))
     storage.write_json(out, record)
@@ -179,15 +193,17 @@ def checkStarts(parser: argparse.ArgumentParser, won: int, drawn: int) -> None:
         parser.error("--won and --drawn must not be negative, and not both 0")
 
 
-def recordPath(run_folder, version: int, sims: int, won: int, drawn: int, search: dict, ensemble: tuple) -> Path:
+def recordPath(run_folder, version: int, sims: int, won: int, drawn: int, search: dict, ensemble: tuple,
+               play_seed: int | None = None) -> Path:
     """Where a record of `won` + `drawn` starts goes: the version's record of that search
-    (`storage.whole_games_path`), unless that one holds more starts, which a smaller sample
-    never replaces: then the name with its starts, beside it."""
-    main = storage.whole_games_path(run_folder, version, sims, search=search, ensemble=ensemble)
+    and play seed (`storage.whole_games_path`), unless that one holds more starts, which a
+    smaller sample never replaces: then the name with its starts, beside it."""
+    main = storage.whole_games_path(run_folder, version, sims, search=search, ensemble=ensemble, play_seed=play_seed)
     if main.exists():
         held = storage.read_json(main, "whole-game record", "restore it, or move it out of perfect/")
         if held["won_starts"] + held["drawn_starts"] > won + drawn:
-            return storage.whole_games_path(run_folder, version, sims, (won, drawn), search=search, ensemble=ensemble)
+            return storage.whole_games_path(run_folder, version, sims, (won, drawn), search=search, ensemble=ensemble,
+                                            play_seed=play_seed)
     return main
 
 

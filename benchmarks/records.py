@@ -3,6 +3,7 @@ loses, and which starts a run's versions lose again and again.
 
 Run: .venv/bin/python benchmarks/records.py [--run-folder F] [--sims S] [--play-search]
          [--starts WON DRAWN] (--versions V [V ...] | --from-version N) [--against FOLDER:V ...]
+         [--record FILE ...]
 
 Reads the run's whole-game records (`benchmarks/perfect.py`; the main record of each
 version at S simulations, the run's own search: perfect/versionNNNN-simsS.json; with
@@ -17,11 +18,14 @@ a game. Printed:
   runs compared at equal iterations or hours), per starting value: the starts only the first
   kept and those only the other kept (the same opening, the agent on the same side), with
   the two-sided sign test's p of so uneven a split if either were as likely to keep such a
-  start (`keptByOne`, the comparison of docs/strength.md and `benchmarks/levers.py`);
+  start (`keptByOne`, the comparison of docs/strength.md and `benchmarks/levers.py`); with
+  --record, any record file too, such as a version's same starts played again with other
+  draws in the games (`perfect.py --play-seed`: perfect/version0777-sims600-playseed1.json);
 - with three versions or more, the spread: per starting value, how many starts were lost by
   no version, by every version and by some only, and how many by each count of versions.
   Starts that every version loses are a fixed weakness; starts that some lose and others
-  keep are where versions of equal strength differ by chance of training.
+  keep are where versions of equal strength differ by chance: of training, or of the games
+  (one version's records played again with other seeds tell the two apart).
 """
 
 from __future__ import annotations
@@ -144,6 +148,16 @@ def versionRecord(run_folder: Path, version: int, sims: int, search: dict | None
                             f"{run_folder} --version {version} --sims {sims}{chosen}{searched}")
 
 
+def namedRecord(path: Path, starts: tuple[int, int] | None) -> dict:
+    """The whole-game record in the file `path`; with `starts` (won, drawn), ValueError
+    unless it holds exactly that many won and drawn starts."""
+    record = readRecord(path, ("games", "summary"), "give a record written by benchmarks/perfect.py")
+    if starts is not None and startsHeld(record) != starts:
+        raise ValueError(f"{path} holds {startsHeld(record)[0]} won and {startsHeld(record)[1]} drawn starts, "
+                         f"not the {starts[0]} and {starts[1]} of --starts")
+    return record
+
+
 def recordedRecords(run_folder: Path, sims: int, first: int, search: dict | None = None,
                     starts: tuple[int, int] | None = None) -> dict[int, dict]:
     """The whole-game records at `sims` and `search` (with `starts`, the ones of exactly
@@ -166,6 +180,14 @@ def otherRunVersion(text: str) -> tuple[Path, int]:
     if not folder or not version.isdigit():
         raise argparse.ArgumentTypeError(f"wants FOLDER:VERSION (run_archive/connect4/run0005:683), got {text!r}")
     return Path(folder), int(version)
+
+
+def recordFile(text: str) -> Path:
+    """An argparse type: a whole-game record's file, which must exist."""
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no record file {text!r}")
+    return path
 
 
 def otherRunLabel(folder: Path, version: int) -> str:
@@ -218,6 +240,9 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
                         help="version V of the run in FOLDER (its record at the same simulations; with "
                              "--play-search, at its own run's play search), compared with the first version like "
                              "the run's own (repeatable)")
+    parser.add_argument("--record", type=recordFile, action="append", default=[], metavar="FILE",
+                        help="a whole-game record file (perfect.py's, e.g. a --play-seed one), compared with the "
+                             "first version like the run's own, named by its file (repeatable)")
     args = parser.parse_args(argv)
     try:
         searches = {folder: recordSearch(folder, args.sims, args.play_search)
@@ -229,7 +254,8 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
     listed = {} if args.versions else recordedRecords(args.run_folder, sims, args.from_version, search, starts)
     versions = args.versions or list(listed)
     others = [otherRunLabel(*each) for each in args.against]
-    for option, named in (("--versions", versions), ("--against", others)):
+    files = [path.stem for path in args.record]
+    for option, named in (("--versions", versions), ("--against", others), ("--record", files)):
         repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
         if repeated:
             parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
@@ -241,6 +267,7 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
         records = {label: listed[version] if folder == args.run_folder and version in listed
                    else versionRecord(folder, version, *searches[folder], starts)
                    for label, (folder, version) in sources.items()}
+        records |= {path.stem: namedRecord(path, starts) for path in args.record}
         print(report(records))
     except (FileNotFoundError, ValueError, storage.RunFileError) as error:
         parser.error(str(error))

@@ -241,6 +241,25 @@ def test_a_smaller_sample_never_replaces_a_versions_record_but_goes_beside_it(ru
     assert json.loads(storage.whole_games_path(run_folder, 3, 4).read_text()) == json.loads(json.dumps(again))
 
 
+def test_a_play_seed_plays_the_same_starts_again_with_other_draws_into_a_record_of_its_own(run_folder, capsys):
+    args = ["--run-folder", str(run_folder), "--won", "3", "--drawn", "3", "--sims", "4", "--no-classify"]
+    main = perfect.main(args)
+    again = perfect.main([*args, "--play-seed", "0"])  # the main record's own draws: the same games
+    other = perfect.main([*args, "--play-seed", "7"])
+    def starts(record: dict) -> list:
+        return [game["start"] for game in record["games"]]
+    assert starts(other) == starts(again) == starts(main) and again["games"] == main["games"]
+    assert [game["moves"] for game in other["games"]] != [game["moves"] for game in main["games"]]
+    assert main["play_seed"] is None and other["play_seed"] == 7 and other["seed"] == main["seed"] == 0
+    path = storage.whole_games_path(run_folder, 3, 4, play_seed=7)
+    assert path.name == "version0003-sims4-playseed7.json" and str(path) in capsys.readouterr().out
+    assert json.loads(path.read_text()) == json.loads(json.dumps(other))
+    assert json.loads(storage.whole_games_path(run_folder, 3, 4).read_text()) == json.loads(json.dumps(main))
+    classified = perfect.main(["--run-folder", str(run_folder), "--classify", str(path)])
+    whole = perfect.main([*args[:-1], "--play-seed", "7", "--out", str(run_folder / "whole.json")])
+    assert [g["mistakes"] for g in classified["games"]] == [g["mistakes"] for g in whole["games"]]
+
+
 def test_a_record_played_without_classifying_is_classified_afterwards_as_in_one_go(run_folder, tmp_path, capsys):
     args = ["--run-folder", str(run_folder), "--won", "2", "--drawn", "2", "--sims", "4"]
     later, at_once = tmp_path / "later.json", tmp_path / "at_once.json"

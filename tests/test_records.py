@@ -182,3 +182,23 @@ def test_starts_choose_the_record_of_that_many_starts_main_or_kept_beside_it(tmp
         records.main(["--run-folder", str(ours), "--sims", "4", "--from-version", "1", "--starts", "3", "4"])
     assert "no whole-game record of 3 won and 4 drawn starts at 4 simulations from version 1 on" in \
         capsys.readouterr().err
+
+
+def test_a_record_file_is_compared_like_a_version_and_must_hold_the_starts_asked_for(tmp_path, capsys):
+    storage.write_json(storage.whole_games_path(tmp_path, 777, 4), record({start: True for start in STARTS}))
+    replayed = storage.whole_games_path(tmp_path, 777, 4, play_seed=1)
+    storage.write_json(replayed, record({**{start: True for start in STARTS}, ("22", 1, 0): False}))
+    command = ["--run-folder", str(tmp_path), "--sims", "4", "--versions", "777", "--record", str(replayed)]
+    read = records.main(command)
+    assert list(read) == [777, "version0777-sims4-playseed1"]
+    assert "777 against version0777-sims4-playseed1 won 0 and 0 (p = 1.00), drawn 1 and 0" in capsys.readouterr().out
+    assert list(records.recordedRecords(tmp_path, 4, 1)) == [777]  # a replay is no version's main record
+    assert list(records.main(command + ["--starts", "2", "3"])) == [777, "version0777-sims4-playseed1"]
+    storage.write_json(replayed, record({start: True for start in STARTS[:-1]}))  # one drawn start fewer
+    with pytest.raises(SystemExit):
+        records.main(command + ["--starts", "2", "3"])
+    assert f"{replayed} holds 2 won and 2 drawn starts, not the 2 and 3 of --starts" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        records.main(["--run-folder", str(tmp_path), "--sims", "4", "--versions", "777", "--record",
+                      str(tmp_path / "missing.json")])
+    assert "no record file" in capsys.readouterr().err
