@@ -79,6 +79,12 @@ def _deeper(agent, sims: int, seed: int) -> evaluation.Chooser:
     return evaluation.agentChooser(agent.model, agent.config, evaluation.DEEPER_SEARCH * sims, seed)
 
 
+def gamesSeed(seed: int, play_seed: int | None) -> int:
+    """The seed of a record's games' draws (the solver's ties, the agent's draws): its
+    play seed where it has one, else the seed that drew its starts."""
+    return seed if play_seed is None else play_seed
+
+
 def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, max_moves: int, seed: int,
                  classify: bool = True, progress: bool = True, search: dict | None = None,
                  ensemble: tuple[int, ...] = (), play_seed: int | None = None) -> dict:
@@ -90,7 +96,7 @@ def scoreVersion(folder: Path, version: int, sims: int, won: int, drawn: int, ma
     agent = recordAgent(folder, version, sims, search, ensemble)
     start = time.perf_counter()
     starts = evaluation.gameStarts(won, drawn, max_moves, seed)
-    games_seed = seed if play_seed is None else play_seed
+    games_seed = gamesSeed(seed, play_seed)
     games = evaluation.playAgainstSolver(lambda i: agent.forGame(games_seed + i), starts, games_seed,
                                          progress="whole games" if progress else None)
     played = time.perf_counter() - start
@@ -111,8 +117,7 @@ def classifyRecord(folder: Path, record: dict) -> dict:
     not played again."""
     agent = recordAgent(folder, record["version"], record["sims"], record["search"] or None,
                         tuple(record.get("ensemble", ())))
-    games_seed = record["seed"] if record.get("play_seed") is None else record["play_seed"]
-    deeper = _deeper(agent, record["sims"], games_seed)
+    deeper = _deeper(agent, record["sims"], gamesSeed(record["seed"], record.get("play_seed")))
     games = evaluation.classifyMistakes(evaluation.readWholeGames(record), deeper)
     return evaluation.wholeGameRecord(games, {key: value for key, value in record.items()
                                               if key not in ("summary", "games")})
