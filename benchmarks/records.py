@@ -190,6 +190,14 @@ def recordFile(text: str) -> Path:
     return path
 
 
+def recordLabel(path: Path, record: dict) -> str:
+    """How the report names the record in the file `path`: "run0006/777 play seed 1" for a
+    version's starts played again (`perfect.py --play-seed`), else the file's name."""
+    if any(record.get(key) is None for key in ("run_folder", "version", "play_seed")):
+        return path.stem
+    return f"{otherRunLabel(Path(record['run_folder']), record['version'])} play seed {record['play_seed']}"
+
+
 def otherRunLabel(folder: Path, version: int) -> str:
     """How the report names version `version` of the run in `folder`: run0005/683."""
     return f"{folder.name}/{version}"
@@ -242,7 +250,8 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
                              "the run's own (repeatable)")
     parser.add_argument("--record", type=recordFile, action="append", default=[], metavar="FILE",
                         help="a whole-game record file (perfect.py's, e.g. a --play-seed one), compared with the "
-                             "first version like the run's own, named by its file (repeatable)")
+                             "first version like the run's own, named by its version and play seed, else by its "
+                             "file (repeatable)")
     args = parser.parse_args(argv)
     try:
         searches = {folder: recordSearch(folder, args.sims, args.play_search)
@@ -254,8 +263,7 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
     listed = {} if args.versions else recordedRecords(args.run_folder, sims, args.from_version, search, starts)
     versions = args.versions or list(listed)
     others = [otherRunLabel(*each) for each in args.against]
-    files = [path.stem for path in args.record]
-    for option, named in (("--versions", versions), ("--against", others), ("--record", files)):
+    for option, named in (("--versions", versions), ("--against", others), ("--record", args.record)):
         repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
         if repeated:
             parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
@@ -267,7 +275,11 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
         records = {label: listed[version] if folder == args.run_folder and version in listed
                    else versionRecord(folder, version, *searches[folder], starts)
                    for label, (folder, version) in sources.items()}
-        records |= {path.stem: namedRecord(path, starts) for path in args.record}
+        named = {recordLabel(path, record): record for path, record in
+                 ((path, namedRecord(path, starts)) for path in args.record)}
+        if len(named) < len(args.record) or set(named) & set(records):
+            raise ValueError("two records to compare have the same name (a version and play seed): give each once")
+        records |= named
         print(report(records))
     except (FileNotFoundError, ValueError, storage.RunFileError) as error:
         parser.error(str(error))

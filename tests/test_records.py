@@ -187,13 +187,22 @@ def test_starts_choose_the_record_of_that_many_starts_main_or_kept_beside_it(tmp
 def test_a_record_file_is_compared_like_a_version_and_must_hold_the_starts_asked_for(tmp_path, capsys):
     storage.write_json(storage.whole_games_path(tmp_path, 777, 4), record({start: True for start in STARTS}))
     replayed = storage.whole_games_path(tmp_path, 777, 4, play_seed=1)
-    storage.write_json(replayed, record({**{start: True for start in STARTS}, ("22", 1, 0): False}))
+    again = {**record({**{start: True for start in STARTS}, ("22", 1, 0): False}),
+             "run_folder": str(tmp_path / "run0006"), "version": 777, "play_seed": 1}
+    storage.write_json(replayed, again)
+    other = tmp_path / "other.json"
+    storage.write_json(other, record({start: True for start in STARTS}))
     command = ["--run-folder", str(tmp_path), "--sims", "4", "--versions", "777", "--record", str(replayed)]
-    read = records.main(command)
-    assert list(read) == [777, "version0777-sims4-playseed1"]
-    assert "777 against version0777-sims4-playseed1 won 0 and 0 (p = 1.00), drawn 1 and 0" in capsys.readouterr().out
+    read = records.main(command + ["--record", str(other)])
+    assert list(read) == [777, "run0006/777 play seed 1", "other"]  # a replay by its version and seed, else its file
+    assert "777 against run0006/777 play seed 1 won 0 and 0 (p = 1.00), drawn 1 and 0" in capsys.readouterr().out
     assert list(records.recordedRecords(tmp_path, 4, 1)) == [777]  # a replay is no version's main record
-    assert list(records.main(command + ["--starts", "2", "3"])) == [777, "version0777-sims4-playseed1"]
+    assert list(records.main(command + ["--starts", "2", "3"])) == [777, "run0006/777 play seed 1"]
+    copy = tmp_path / "copy.json"
+    storage.write_json(copy, again)
+    with pytest.raises(SystemExit):
+        records.main(command + ["--record", str(copy)])
+    assert "two records to compare have the same name" in capsys.readouterr().err
     storage.write_json(replayed, record({start: True for start in STARTS[:-1]}))  # one drawn start fewer
     with pytest.raises(SystemExit):
         records.main(command + ["--starts", "2", "3"])
