@@ -129,11 +129,11 @@ def lineageCurve(run_folder, shared: list[tuple[Path, set[int]]] | None = None) 
 
 def wholeGameCurve(run_folder, shared: list[tuple[Path, set[int]]] | None = None) -> list[dict]:
     """One row per whole-game record (`make perfect`) of a best version searching with
-    the run's own settings (not `--set`'s), the run's and its neighbours' of the versions
-    it shares with them (`shared`, by default `sharedHistories`; one row per version and
-    simulations, the run's own first): version, sims, the training hours it had had when
-    promoted, and the shares of won, drawn and all starts kept (None where it played no
-    such start)."""
+    the run's own settings (not `--set`'s), on its own draws (not a `--play-seed` replay),
+    the run's and its neighbours' of the versions it shares with them (`shared`, by
+    default `sharedHistories`; one row per version and simulations, the run's own first):
+    version, sims, the training hours it had had when promoted, and the shares of won,
+    drawn and all starts kept (None where it played no such start)."""
     hours = runs.promotionHours(runs.readMetrics(run_folder))
     rows, seen = [], set()
     shared = sharedHistories(run_folder) if shared is None else shared
@@ -141,7 +141,9 @@ def wholeGameCurve(run_folder, shared: list[tuple[Path, set[int]]] | None = None
         records = [json.loads(path.read_text()) for path in storage.whole_games_records(folder)]
         for record in sorted(records, key=lambda r: -len(r["games"])):  # of a version's records, the most starts
             version, sims = record["version"], record["sims"]
-            if version not in versions or record.get("search") or record.get("ensemble") or (version, sims) in seen:
+            replayed = record.get("play_seed") is not None
+            if version not in versions or record.get("search") or record.get("ensemble") or replayed \
+                    or (version, sims) in seen:
                 continue
             seen.add((version, sims))
             summary = record["summary"]

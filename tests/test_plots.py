@@ -104,9 +104,13 @@ def test_the_curve_draws_the_kept_share_of_each_scored_best_version(tmp_path):
     storage.whole_games_path(tmp_path, 2, 50, search={"ROOT_SEARCH": "puct"}).write_text(json.dumps(other_search))
     fewer = evaluation.wholeGameRecord(games[:1], {"version": 2, "sims": 50})  # a smaller sample kept beside it
     storage.whole_games_path(tmp_path, 2, 50, (1, 0)).write_text(json.dumps(fewer))
+    replayed = {**record, "play_seed": 1,
+                "summary": {**record["summary"], "won": {"games": 1, "kept": 1, "share": 1.0}}}
+    storage.whole_games_path(tmp_path, 2, 50, play_seed=1).write_text(json.dumps(replayed))  # listed before the record
     rows = plots.wholeGameCurve(tmp_path)
     assert [(r["version"], r["sims"]) for r in rows] == [(2, 50)]  # version 9 never was the best, nor is --set's
-    assert rows[0]["won"] == record["summary"]["won"]["share"] and rows[0]["hours"] == pytest.approx(1 / 3600)
+    assert rows[0]["won"] == record["summary"]["won"]["share"] != replayed["summary"]["won"]["share"]  # not the replay
+    assert rows[0]["hours"] == pytest.approx(1 / 3600)
     fig = plots.plotCurve(tmp_path)
     games_ax = fig.axes[2]
     won_line = games_ax.get_lines()[0]
