@@ -263,10 +263,11 @@ def main(argv: list[str] | None = None) -> dict[int | str, dict]:
     listed = {} if args.versions else recordedRecords(args.run_folder, sims, args.from_version, search, starts)
     versions = args.versions or list(listed)
     others = [otherRunLabel(*each) for each in args.against]
-    for option, named in (("--versions", versions), ("--against", others), ("--record", args.record)):
+    for option, what, named in (("--versions", "version", versions), ("--against", "version", others),
+                                ("--record", "file", args.record)):
         repeated = [each for each in dict.fromkeys(named) if named.count(each) > 1]
         if repeated:
-            parser.error(f"{option} names version {repeated[0]} more than once: give different versions")
+            parser.error(f"{option} names {what} {repeated[0]} more than once: give different {what}s")
     if not versions:
         parser.error(f"no whole-game record{startsNamed(starts)} at {sims} simulations from version "
                      f"{args.from_version} on in {args.run_folder / 'perfect'}")

@@ -203,6 +203,9 @@ def test_a_record_file_is_compared_like_a_version_and_must_hold_the_starts_asked
     with pytest.raises(SystemExit):
         records.main(command + ["--record", str(copy)])
     assert "two records to compare have the same name" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        records.main(command + ["--record", str(replayed)])
+    assert f"--record names file {replayed} more than once: give different files" in capsys.readouterr().err
     storage.write_json(replayed, record({start: True for start in STARTS[:-1]}))  # one drawn start fewer
     with pytest.raises(SystemExit):
         records.main(command + ["--starts", "2", "3"])
