@@ -1,19 +1,22 @@
-"""Two runs side by side at equal iterations, from their metrics alone: a run started afresh with a
-lever (`python -m funcs --preset strong --run-folder F --set NAME=VALUE`) against the run that
-trained the same preset without it.
+"""Two runs side by side at equal iterations or at equal hours, from their metrics alone: a run started
+afresh with a lever (`python -m funcs --preset strong --run-folder F --set NAME=VALUE`) against the run
+that trained the same preset without it.
 
-Run: .venv/bin/python benchmarks/sidebyside.py BASELINE LEVER [--window W]
+Run: .venv/bin/python benchmarks/sidebyside.py BASELINE LEVER [--window W | --hours H]
 
 Both runs score their best network after every iteration on the same seeded benchmark positions
 (EVAL_POSITIONS of SEED, `evaluation.benchmarkPositions`): the agent at EVAL_SIMS simulations and the
 raw network, mistakes against perfect play. One score on 200 positions has a standard error of some
 2.5 points, so the table gives each run's mean over windows of W iterations, up to the iteration the
 shorter run has reached, beside the hours each took (a run on another host or an older commit takes
-other hours for the same iterations: iterations, not hours, are compared) and its promotions. The two
+other hours for the same iterations: iterations, not hours, are compared) and its promotions. A lever
+that makes an iteration dearer (a deeper network) is compared at equal training hours instead (--hours
+H: windows of H hours of each run's clock, up to the hours the shorter run has trained; each run's
+hours include its host's speed, so they compare fairly only between runs on hosts alike). The two
 runs must share their benchmark positions (EVAL_POSITIONS and SEED); their iterations are compared
-one for one. Where the lever's versions have been scored on Pons' sets (`benchmarks/curve.py`, its
-curve.jsonl), each is printed beside the baseline's scored version nearest in iteration at the same
-simulations and positions. Reads only metrics.jsonl, curve.jsonl and config.json; plays nothing.
+one for one (or hour for hour). Where the lever's versions have been scored on Pons' sets
+(`benchmarks/curve.py`, its curve.jsonl), each is printed beside the baseline's scored version nearest
+in iteration (or in hours) at the same simulations and positions. Reads only metrics.jsonl, curve.jsonl and config.json; plays nothing.
 """
 
 from __future__ import annotations
@@ -54,18 +57,44 @@ def windows(rows: list[dict], width: int, iterations: int) -> list[Window]:
     """The first `iterations` metrics rows of a run, in windows of `width` iterations (the last one
     shorter where `iterations` is not a multiple), each iteration's scores those of the best network after
     it. Rows without a score (EVAL_POSITIONS 0) cannot be compared: ValueError names the iteration."""
+    _checkScored(rows[:iterations])
     hours = runs.trainingHours(rows)
-    unscored = [row["iteration"] for row in rows[:iterations] if row.get("mistake_rate") is None]
+    return [_window(rows[start:min(start + width, iterations)], hours[min(start + width, iterations) - 1])
+            for start in range(0, iterations, width)]
+
+
+def hourWindows(rows: list[dict], width: float, until: float) -> list[Window | None]:
+    """A run's iterations that ended within its first `until` training hours, in windows of `width` hours
+    of its clock (window k holds the iterations ending in (k * width, (k + 1) * width]; the last one is
+    shorter where `until` is not a multiple), each averaged as by `windows`; None for a window in which no
+    iteration ended (an iteration longer than `width`). ValueError as `windows`."""
+    hours = runs.trainingHours(rows)
+    ended = [i for i, at in enumerate(hours) if at <= until + _SLACK]
+    _checkScored([rows[i] for i in ended])
+    found: list[Window | None] = []
+    for bucket in range(max(1, math.ceil(until / width - _SLACK))):
+        members = [i for i in ended if max(0, math.ceil(hours[i] / width - _SLACK) - 1) == bucket]
+        found.append(_window([rows[i] for i in members], hours[members[-1]]) if members else None)
+    return found
+
+
+_SLACK = 1e-9
+"""Hours that differ by less than this are equal (sums of phase times in floating point)."""
+
+
+def _checkScored(rows: list[dict]) -> None:
+    """ValueError naming the first row without a benchmark score (EVAL_POSITIONS 0): it cannot be compared."""
+    unscored = [row["iteration"] for row in rows if row.get("mistake_rate") is None]
     if unscored:
         raise ValueError(f"iteration {unscored[0]} has no benchmark score (EVAL_POSITIONS 0): nothing to compare")
-    found = []
-    for start in range(0, iterations, width):
-        part = rows[start:min(start + width, iterations)]
-        found.append(Window(part[0]["iteration"], part[-1]["iteration"],
-                            sum(row["mistake_rate"] for row in part) / len(part),
-                            sum(row["network_mistake_rate"] for row in part) / len(part),
-                            hours[start + len(part) - 1], sum(bool(row.get("promoted")) for row in part)))
-    return found
+
+
+def _window(part: list[dict], hours: float) -> Window:
+    """Consecutive metrics rows as one window, `hours` the run's clock at the last of them."""
+    return Window(part[0]["iteration"], part[-1]["iteration"],
+                  sum(row["mistake_rate"] for row in part) / len(part),
+                  sum(row["network_mistake_rate"] for row in part) / len(part),
+                  hours, sum(bool(row.get("promoted")) for row in part))
 
 
 def oneScoreError(rate: float, positions: int) -> float:
@@ -85,36 +114,54 @@ def table(baseline: list[Window], lever: list[Window]) -> str:
     return "\n".join(lines)
 
 
-def ponsBeside(baseline: list[dict], lever: list[dict]) -> list[tuple[dict, dict]]:
+def hourTable(baseline: list[Window | None], lever: list[Window | None], width: float, until: float) -> str:
+    """The two runs' hour windows (`hourWindows`) as a Markdown table: each run's iterations in the window
+    and its means in percent, the lever's agent minus the baseline's; "-" where a run ended no iteration."""
+    lines = ["| hours | baseline iterations | baseline agent / network % | lever iterations | lever agent / network % "
+             "| lever - baseline, agent | promotions (baseline, lever) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for bucket, (old, new) in enumerate(zip(baseline, lever)):
+        cells = [f"{bucket * width:.2f}-{min((bucket + 1) * width, until):.2f}"]
+        for window in (old, new):
+            cells += ([f"{window.first}-{window.last}", f"{100 * window.agent:.1f} / {100 * window.network:.1f}"]
+                      if window else ["-", "-"])
+        cells.append(f"{100 * (new.agent - old.agent):+.1f}" if old and new else "-")
+        cells.append(", ".join(str(window.promotions) if window else "-" for window in (old, new)))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ponsBeside(baseline: list[dict], lever: list[dict], by: str = "iteration") -> list[tuple[dict, dict]]:
     """Each of the lever's curve rows (`benchmarks/curve.py`) with the baseline's row nearest to it in
-    iteration among those of the same simulations and positions (the earlier on a tie); rows without such a
-    partner are left out."""
+    iteration (`by` "iteration") or training hours (`by` "hours") among those of the same simulations and
+    positions (the earlier on a tie); rows without such a partner are left out."""
     pairs = []
-    for row in sorted(lever, key=lambda row: row["iteration"]):
+    for row in sorted(lever, key=lambda row: row[by]):
         alike = [old for old in baseline if (old["sims"], old["limit"]) == (row["sims"], row["limit"])]
         if alike:
-            pairs.append((min(alike, key=lambda old: (abs(old["iteration"] - row["iteration"]), old["iteration"])),
-                          row))
+            pairs.append((min(alike, key=lambda old: (abs(old[by] - row[by]), old[by])), row))
     return pairs
 
 
-def ponsTable(pairs: list[tuple[dict, dict]]) -> str:
+def ponsTable(pairs: list[tuple[dict, dict]], by: str = "iteration") -> str:
     """Pons' sets beside each other as a Markdown table: the agent's mistakes in percent, baseline / lever, set by
-    set from end-easy to begin-hard."""
-    lines = ["| baseline version (iteration) | lever version (iteration) | sims, positions | "
+    set from end-easy to begin-hard; each version with its iteration or hours (`by`, as `ponsBeside`)."""
+    def label(row: dict) -> str:
+        return f"{row['version']} ({row['iteration']})" if by == "iteration" else f"{row['version']} ({row['hours']:.2f} h)"
+    lines = [f"| baseline version ({by}) | lever version ({by}) | sims, positions | "
              + " | ".join(f"{stage}-{difficulty}" for stage, difficulty, *_ in PONS_SETS.values()) + " |",
              "| --- | --- | --- | " + " | ".join("---:" for _ in PONS_SETS) + " |"]
     for old, new in pairs:
-        lines.append(f"| {old['version']} ({old['iteration']}) | {new['version']} ({new['iteration']}) | "
-                     f"{new['sims']}, {new['limit']} | "
+        lines.append(f"| {label(old)} | {label(new)} | {new['sims']}, {new['limit']} | "
                      + " | ".join(f"{old['sets'][name]['agent']:.1f} / {new['sets'][name]['agent']:.1f}"
                                   for name in PONS_SETS) + " |")
     return "\n".join(lines)
 
 
-def compare(baseline_folder: Path, lever_folder: Path, width: int) -> str:
-    """The side-by-side report of two run folders (see the module's docstring); ConfigError where their
-    benchmark positions differ or either has no iteration yet."""
+def compare(baseline_folder: Path, lever_folder: Path, width: int, hours: float | None = None) -> str:
+    """The side-by-side report of two run folders (see the module's docstring): windows of `width` iterations,
+    or of `hours` training hours where given; ConfigError where their benchmark positions differ or either
+    has no iteration yet."""
     configs = [runs.runConfig(folder) for folder in (baseline_folder, lever_folder)]
     if len({(cfg.EVAL_POSITIONS, cfg.SEED) for cfg in configs}) > 1:
         raise ConfigError("the runs score different benchmark positions (EVAL_POSITIONS, SEED): "
@@ -123,29 +170,38 @@ def compare(baseline_folder: Path, lever_folder: Path, width: int) -> str:
     iterations = min(len(rows) for rows in both)
     if iterations == 0:
         raise ConfigError("a run has trained no iteration yet: nothing to compare")
-    old, new = (windows(rows, width, iterations) for rows in both)
-    rate = old[-1].agent
-    return (f"baseline {baseline_folder}, lever {lever_folder}: the first {iterations} iterations, means over "
-            f"{width}; one score on {configs[0].EVAL_POSITIONS} positions has a standard error of "
-            f"{100 * oneScoreError(rate, configs[0].EVAL_POSITIONS):.1f} points at {100 * rate:.1f}%\n\n"
-            + table(old, new) + _ponsPart(baseline_folder, lever_folder))
+    if hours is None:
+        old, new = (windows(rows, width, iterations) for rows in both)
+        scope, body, by = f"the first {iterations} iterations, means over {width}", table(old, new), "iteration"
+    else:
+        until = min(runs.trainingHours(rows)[-1] for rows in both)
+        old, new = (hourWindows(rows, hours, until) for rows in both)
+        scope = f"the first {until:.2f} training hours of each, means over {hours:g} hours"
+        body, by = hourTable(old, new, hours, until), "hours"
+    rate = [window for window in old if window][-1].agent
+    return (f"baseline {baseline_folder}, lever {lever_folder}: {scope}; one score on {configs[0].EVAL_POSITIONS} "
+            f"positions has a standard error of {100 * oneScoreError(rate, configs[0].EVAL_POSITIONS):.1f} points "
+            f"at {100 * rate:.1f}%\n\n" + body + _ponsPart(baseline_folder, lever_folder, by))
 
 
-def _ponsPart(baseline_folder: Path, lever_folder: Path) -> str:
+def _ponsPart(baseline_folder: Path, lever_folder: Path, by: str) -> str:
     """The Pons' sets part of the report: nothing where no lever version has a partner to stand beside."""
-    pairs = ponsBeside(runs.readCurve(baseline_folder), runs.readCurve(lever_folder))
-    return ("\n\nPons' sets, the agent's mistakes in %, baseline / lever (benchmarks/curve.py):\n\n" + ponsTable(pairs)
-            if pairs else "")
+    pairs = ponsBeside(runs.readCurve(baseline_folder), runs.readCurve(lever_folder), by)
+    return ("\n\nPons' sets, the agent's mistakes in %, baseline / lever (benchmarks/curve.py):\n\n"
+            + ponsTable(pairs, by) if pairs else "")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("baseline", type=cli.runFolder, help="the run without the lever")
     parser.add_argument("lever", type=cli.runFolder, help="the run with it")
-    parser.add_argument("--window", type=cli.positive(int), default=50, help="iterations per mean (default 50)")
+    means = parser.add_mutually_exclusive_group()
+    means.add_argument("--window", type=cli.positive(int), default=50, help="iterations per mean (default 50)")
+    means.add_argument("--hours", type=cli.positive(float),
+                       help="compare at equal training hours instead, H hours per mean")
     args = parser.parse_args(argv)
     try:
-        print(compare(args.baseline, args.lever, args.window))
+        print(compare(args.baseline, args.lever, args.window, args.hours))
     except (ConfigError, ValueError, storage.RunFileError) as error:
         parser.exit(1, f"{error}\n")
 

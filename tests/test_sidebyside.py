@@ -78,3 +78,45 @@ def test_pons_rows_stand_beside_the_baselines_nearest_in_iteration_at_the_same_b
     assert report.splitlines()[-1] == "| 20 (100) | 15 (90) | 600, 1000 | " + " | ".join(["3.0 / 2.5"] * 6) + " |"
     assert "end-easy | middle-easy | middle-medium | begin-easy | begin-medium | begin-hard" in report
     assert "Pons' sets" not in sidebyside.compare(baseline, startedRun(tmp_path / "unscored", tiny_cfg, [0.3]), 2)
+
+
+def test_hour_windows_compare_a_dearer_lever_at_equal_training_hours(tmp_path, tiny_cfg):
+    baseline = startedRun(tmp_path / "baseline", tiny_cfg, [0.5, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1])  # 0.1 hours each
+    lever = startedRun(tmp_path / "lever", tiny_cfg, [0.4, 0.2, 0.1], seconds=720.0)  # 0.2 hours each
+    old = sidebyside.hourWindows(runs.readMetrics(baseline), 0.2, 0.6)
+    assert [(w.first, w.last, w.promotions) for w in old] == [(1, 2, 1), (3, 4, 1), (5, 6, 1)]
+    assert [w.agent for w in old] == pytest.approx([0.45, 0.25, 0.1])
+    assert [w.hours for w in old] == pytest.approx([0.2, 0.4, 0.6])
+    report = sidebyside.compare(baseline, lever, 50, hours=0.2)
+    assert "the first 0.60 training hours of each, means over 0.2 hours" in report
+    assert report.splitlines()[-3:] == ["| 0.00-0.20 | 1-2 | 45.0 / 55.0 | 1-1 | 40.0 / 50.0 | -5.0 | 1, 0 |",
+                                        "| 0.20-0.40 | 3-4 | 25.0 / 35.0 | 2-2 | 20.0 / 30.0 | -5.0 | 1, 1 |",
+                                        "| 0.40-0.60 | 5-6 | 10.0 / 20.0 | 3-3 | 10.0 / 20.0 | +0.0 | 1, 0 |"]
+    narrow = sidebyside.hourWindows(runs.readMetrics(lever), 0.15, 0.6)  # no iteration ends in the first 0.15 hours
+    assert narrow[0] is None and [w.first for w in narrow[1:]] == [1, 2, 3]
+    assert "| 0.00-0.15 | 1-1 | 50.0 / 60.0 | - | - | - | 0, - |" in sidebyside.compare(baseline, lever, 50, hours=0.15)
+
+
+def test_pons_rows_pair_by_hours_when_the_runs_are_compared_at_equal_hours(tmp_path, tiny_cfg):
+    baseline = startedRun(tmp_path / "baseline", tiny_cfg, [0.5, 0.4])
+    lever = startedRun(tmp_path / "lever", tiny_cfg, [0.5, 0.4])
+    for folder, rows in ((baseline, [curveRow(10, 40, 5.0), curveRow(20, 100, 3.0)]),
+                         (lever, [curveRow(12, 45, 4.0)])):
+        for row in rows:
+            storage.append_line(storage.curve_path(folder), json.dumps(dict(row, hours=row["iteration"] / 10)))
+    storage.append_line(storage.curve_path(lever), json.dumps(dict(curveRow(13, 50, 2.0), hours=9.0)))
+    pairs = sidebyside.ponsBeside(runs.readCurve(baseline), runs.readCurve(lever), "hours")
+    assert [(old["version"], new["version"]) for old, new in pairs] == [(10, 12), (20, 13)]
+    assert sidebyside.compare(baseline, lever, 2, hours=0.1).splitlines()[-1].startswith("| 20 (10.00 h) | 13 (9.00 h) |")
+
+
+def test_the_command_line_takes_a_window_or_hours_not_both(tmp_path, tiny_cfg, capsys):
+    baseline = startedRun(tmp_path / "baseline", tiny_cfg, [0.5, 0.4])
+    lever = startedRun(tmp_path / "lever", tiny_cfg, [0.4, 0.3])
+    sidebyside.main([str(baseline), str(lever), "--hours", "0.1"])
+    assert "| 0.10-0.20 | 2-2 | 40.0 / 50.0 | 2-2 | 30.0 / 40.0 | -10.0 | 1, 1 |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        sidebyside.main([str(baseline), str(lever), "--hours", "0.1", "--window", "2"])
+    assert "not allowed with argument" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        sidebyside.main([str(baseline), str(lever), "--hours", "0"])
