@@ -2,7 +2,7 @@
 afresh with a lever (`python -m funcs --preset strong --run-folder F --set NAME=VALUE`) against the run
 that trained the same preset without it.
 
-Run: .venv/bin/python benchmarks/sidebyside.py BASELINE LEVER [--window W | --hours H]
+Run: .venv/bin/python benchmarks/sidebyside.py BASELINE LEVER [--window W [--cost R] | --hours H]
 
 Both runs score their best network after every iteration on the same seeded benchmark positions
 (EVAL_POSITIONS of SEED, `evaluation.benchmarkPositions`): the agent at EVAL_SIMS simulations and the
@@ -10,10 +10,11 @@ raw network, mistakes against perfect play. One score on 200 positions has a sta
 2.5 points, so the table gives each run's mean over windows of W iterations, up to the iteration the
 shorter run has reached, beside the hours each took (a run on another host or an older commit takes
 other hours for the same iterations: iterations, not hours, are compared) and its promotions. A lever
-that makes an iteration dearer (a deeper network) is compared at equal training hours instead (--hours
-H: windows of H hours of each run's clock, up to the hours the shorter run has trained; each run's
-hours include its host's speed, so they compare fairly only between runs on hosts alike). The two
-runs must share their benchmark positions (EVAL_POSITIONS and SEED); their iterations are compared
+that makes an iteration dearer (a deeper network) is compared at equal cost: with --cost R (the lever's
+iteration R times the baseline's on one host, measured), the lever's iterations 1..i stand beside the
+baseline's 1..R*i; or at equal training hours (--hours H: windows of H hours of each run's clock, up to
+the hours the shorter run has trained; each run's hours include its host's speed, so they compare fairly
+only between runs on hosts alike). The two runs must share their benchmark positions (EVAL_POSITIONS and SEED); their iterations are compared
 one for one (or hour for hour). Where the lever's versions have been scored on Pons' sets
 (`benchmarks/curve.py`, its curve.jsonl), each is printed beside the baseline's scored version nearest
 in iteration (or in hours) at the same simulations and positions. Reads only metrics.jsonl, curve.jsonl and config.json; plays nothing.
@@ -53,14 +54,18 @@ class Window:
     promotions: int
 
 
-def windows(rows: list[dict], width: int, iterations: int) -> list[Window]:
+def windows(rows: list[dict], width: int, iterations: int, scale: float = 1.0) -> list[Window]:
     """The first `iterations` metrics rows of a run, in windows of `width` iterations (the last one
     shorter where `iterations` is not a multiple), each iteration's scores those of the best network after
-    it. Rows without a score (EVAL_POSITIONS 0) cannot be compared: ValueError names the iteration."""
-    _checkScored(rows[:iterations])
+    it; with `scale` s, window k spans the run's iterations s times further (rows round(s * k * width) up
+    to round(s * (k + 1) * width), the run `scale` times cheaper an iteration than the one it stands beside).
+    Rows without a score (EVAL_POSITIONS 0) cannot be compared: ValueError names the iteration."""
+    bounds = [round(scale * edge) for edge in [*range(0, iterations, width), iterations]]
+    if bounds[-1] > len(rows):
+        raise ValueError(f"{bounds[-1]} iterations to compare, the run has trained {len(rows)}")
+    _checkScored(rows[:bounds[-1]])
     hours = runs.trainingHours(rows)
-    return [_window(rows[start:min(start + width, iterations)], hours[min(start + width, iterations) - 1])
-            for start in range(0, iterations, width)]
+    return [_window(rows[start:end], hours[end - 1]) for start, end in zip(bounds, bounds[1:])]
 
 
 def hourWindows(rows: list[dict], width: float, until: float) -> list[Window | None]:
@@ -103,12 +108,15 @@ def oneScoreError(rate: float, positions: int) -> float:
 
 
 def table(baseline: list[Window], lever: list[Window]) -> str:
-    """The two runs' windows as a Markdown table, mistakes in percent, the lever's agent minus the baseline's."""
-    lines = ["| iterations | baseline hours | baseline agent / network % | lever hours | lever agent / network % "
+    """The two runs' windows as a Markdown table, mistakes in percent, the lever's agent minus the baseline's;
+    the iterations the baseline's, and the lever's beside them where they differ (`windows`' scale)."""
+    alike = all((old.first, old.last) == (new.first, new.last) for old, new in zip(baseline, lever))
+    lines = [f"| iterations{'' if alike else ' (baseline, lever)'} | baseline hours | baseline agent / network % | lever hours | lever agent / network % "
              "| lever - baseline, agent | promotions (baseline, lever) |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for old, new in zip(baseline, lever):
-        lines.append(f"| {old.first}-{old.last} | {old.hours:.2f} | {100 * old.agent:.1f} / {100 * old.network:.1f} "
+        span = f"{old.first}-{old.last}" + ("" if alike else f", {new.first}-{new.last}")
+        lines.append(f"| {span} | {old.hours:.2f} | {100 * old.agent:.1f} / {100 * old.network:.1f} "
                      f"| {new.hours:.2f} | {100 * new.agent:.1f} / {100 * new.network:.1f} "
                      f"| {100 * (new.agent - old.agent):+.1f} | {old.promotions}, {new.promotions} |")
     return "\n".join(lines)
@@ -131,15 +139,17 @@ def hourTable(baseline: list[Window | None], lever: list[Window | None], width: 
     return "\n".join(lines)
 
 
-def ponsBeside(baseline: list[dict], lever: list[dict], by: str = "iteration") -> list[tuple[dict, dict]]:
+def ponsBeside(baseline: list[dict], lever: list[dict], by: str = "iteration",
+               scale: float = 1.0) -> list[tuple[dict, dict]]:
     """Each of the lever's curve rows (`benchmarks/curve.py`) with the baseline's row nearest to it in
-    iteration (`by` "iteration") or training hours (`by` "hours") among those of the same simulations and
-    positions (the earlier on a tie); rows without such a partner are left out."""
+    iteration (`by` "iteration"; `scale` times the lever's, as `windows`) or training hours (`by` "hours")
+    among those of the same simulations and positions (the earlier on a tie); rows without such a partner
+    are left out."""
     pairs = []
     for row in sorted(lever, key=lambda row: row[by]):
         alike = [old for old in baseline if (old["sims"], old["limit"]) == (row["sims"], row["limit"])]
         if alike:
-            pairs.append((min(alike, key=lambda old: (abs(old[by] - row[by]), old[by])), row))
+            pairs.append((min(alike, key=lambda old: (abs(old[by] - scale * row[by]), old[by])), row))
     return pairs
 
 
@@ -158,21 +168,25 @@ def ponsTable(pairs: list[tuple[dict, dict]], by: str = "iteration") -> str:
     return "\n".join(lines)
 
 
-def compare(baseline_folder: Path, lever_folder: Path, width: int, hours: float | None = None) -> str:
-    """The side-by-side report of two run folders (see the module's docstring): windows of `width` iterations,
-    or of `hours` training hours where given; ConfigError where their benchmark positions differ or either
-    has no iteration yet."""
+def compare(baseline_folder: Path, lever_folder: Path, width: int, hours: float | None = None,
+            cost: float = 1.0) -> str:
+    """The side-by-side report of two run folders (see the module's docstring): windows of `width` iterations
+    (the baseline's `cost` times as many), or of `hours` training hours where given; ConfigError where their
+    benchmark positions differ or either has no iteration yet."""
     configs = [runs.runConfig(folder) for folder in (baseline_folder, lever_folder)]
     if len({(cfg.EVAL_POSITIONS, cfg.SEED) for cfg in configs}) > 1:
         raise ConfigError("the runs score different benchmark positions (EVAL_POSITIONS, SEED): "
                           + ", ".join(f"{cfg.EVAL_POSITIONS}, {cfg.SEED}" for cfg in configs))
     both = [runs.readMetrics(folder) for folder in (baseline_folder, lever_folder)]
-    iterations = min(len(rows) for rows in both)
+    iterations = min(int(len(both[0]) / cost + 1e-9), len(both[1]))
     if iterations == 0:
         raise ConfigError("a run has trained no iteration yet: nothing to compare")
     if hours is None:
-        old, new = (windows(rows, width, iterations) for rows in both)
-        scope, body, by = f"the first {iterations} iterations, means over {width}", table(old, new), "iteration"
+        old, new = windows(both[0], width, iterations, cost), windows(both[1], width, iterations)
+        scope = (f"the first {iterations} iterations, means over {width}" if cost == 1 else
+                 f"the lever's first {iterations} iterations beside the baseline's {round(cost * iterations)} "
+                 f"(an iteration of the lever costing {cost:g} of the baseline's), means over {width} of the lever's")
+        body, by = table(old, new), "iteration"
     else:
         until = min(runs.trainingHours(rows)[-1] for rows in both)
         old, new = (hourWindows(rows, hours, until) for rows in both)
@@ -181,12 +195,12 @@ def compare(baseline_folder: Path, lever_folder: Path, width: int, hours: float 
     rate = [window for window in old if window][-1].agent
     return (f"baseline {baseline_folder}, lever {lever_folder}: {scope}; one score on {configs[0].EVAL_POSITIONS} "
             f"positions has a standard error of {100 * oneScoreError(rate, configs[0].EVAL_POSITIONS):.1f} points "
-            f"at {100 * rate:.1f}%\n\n" + body + _ponsPart(baseline_folder, lever_folder, by))
+            f"at {100 * rate:.1f}%\n\n" + body + _ponsPart(baseline_folder, lever_folder, by, cost if hours is None else 1.0))
 
 
-def _ponsPart(baseline_folder: Path, lever_folder: Path, by: str) -> str:
+def _ponsPart(baseline_folder: Path, lever_folder: Path, by: str, scale: float) -> str:
     """The Pons' sets part of the report: nothing where no lever version has a partner to stand beside."""
-    pairs = ponsBeside(runs.readCurve(baseline_folder), runs.readCurve(lever_folder), by)
+    pairs = ponsBeside(runs.readCurve(baseline_folder), runs.readCurve(lever_folder), by, scale)
     return ("\n\nPons' sets, the agent's mistakes in %, baseline / lever (benchmarks/curve.py):\n\n"
             + ponsTable(pairs, by) if pairs else "")
 
@@ -199,9 +213,14 @@ def main(argv: list[str] | None = None) -> None:
     means.add_argument("--window", type=cli.positive(int), default=50, help="iterations per mean (default 50)")
     means.add_argument("--hours", type=cli.positive(float),
                        help="compare at equal training hours instead, H hours per mean")
+    parser.add_argument("--cost", type=cli.positive(float), default=1.0,
+                        help="the lever's iteration costs R times the baseline's (measured on one host): its "
+                             "iterations 1..i beside the baseline's 1..R*i (default 1)")
     args = parser.parse_args(argv)
+    if args.hours is not None and args.cost != 1.0:
+        parser.error("--cost compares iterations; --hours compares the runs' clocks: give one of them")
     try:
-        print(compare(args.baseline, args.lever, args.window, args.hours))
+        print(compare(args.baseline, args.lever, args.window, args.hours, args.cost))
     except (ConfigError, ValueError, storage.RunFileError) as error:
         parser.exit(1, f"{error}\n")
 

@@ -120,3 +120,22 @@ def test_the_command_line_takes_a_window_or_hours_not_both(tmp_path, tiny_cfg, c
     assert "not allowed with argument" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         sidebyside.main([str(baseline), str(lever), "--hours", "0"])
+
+
+def test_a_dearer_lever_stands_beside_the_baselines_iterations_of_equal_cost(tmp_path, tiny_cfg):
+    baseline = startedRun(tmp_path / "baseline", tiny_cfg, [0.5, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1])
+    lever = startedRun(tmp_path / "lever", tiny_cfg, [0.4, 0.2, 0.1, 0.1], seconds=720.0)
+    old = sidebyside.windows(runs.readMetrics(baseline), 1, 3, scale=2.0)
+    assert [(w.first, w.last) for w in old] == [(1, 2), (3, 4), (5, 6)]
+    assert [w.agent for w in old] == pytest.approx([0.45, 0.25, 0.1])
+    with pytest.raises(ValueError, match="8 iterations to compare, the run has trained 7"):
+        sidebyside.windows(runs.readMetrics(baseline), 1, 4, scale=2.0)
+    report = sidebyside.compare(baseline, lever, 1, cost=2.0)
+    assert "the lever's first 3 iterations beside the baseline's 6 (an iteration of the lever costing 2 of" in report
+    assert report.splitlines()[-3:] == ["| 1-2, 1-1 | 0.20 | 45.0 / 55.0 | 0.20 | 40.0 / 50.0 | -5.0 | 1, 0 |",
+                                        "| 3-4, 2-2 | 0.40 | 25.0 / 35.0 | 0.40 | 20.0 / 30.0 | -5.0 | 1, 1 |",
+                                        "| 5-6, 3-3 | 0.60 | 10.0 / 20.0 | 0.60 | 10.0 / 20.0 | +0.0 | 1, 0 |"]
+    pairs = sidebyside.ponsBeside([curveRow(10, 40, 5.0), curveRow(20, 80, 3.0)], [curveRow(12, 38, 4.0)], scale=2.0)
+    assert [(old["version"], new["version"]) for old, new in pairs] == [(20, 12)]
+    with pytest.raises(SystemExit):
+        sidebyside.main([str(baseline), str(lever), "--hours", "0.1", "--cost", "2"])
