@@ -6,18 +6,19 @@ Run: .venv/bin/python benchmarks/sidebyside.py BASELINE LEVER [--window W [--cos
 
 Both runs score their best network after every iteration on the same seeded benchmark positions
 (EVAL_POSITIONS of SEED, `evaluation.benchmarkPositions`): the agent at EVAL_SIMS simulations and the
-raw network, mistakes against perfect play. One score on 200 positions has a standard error of some
-2.5 points, so the table gives each run's mean over windows of W iterations, up to the iteration the
-shorter run has reached, beside the hours each took (a run on another host or an older commit takes
-other hours for the same iterations: iterations, not hours, are compared) and its promotions. A lever
-that makes an iteration dearer (a deeper network) is compared at equal cost: with --cost R (the lever's
-iteration R times the baseline's on one host, measured), the lever's iterations 1..i stand beside the
-baseline's 1..R*i; or at equal training hours (--hours H: windows of H hours of each run's clock, up to
-the hours the shorter run has trained; each run's hours include its host's speed, so they compare fairly
-only between runs on hosts alike). The two runs must share their benchmark positions (EVAL_POSITIONS and SEED); their iterations are compared
-one for one (or hour for hour). Where the lever's versions have been scored on Pons' sets
-(`benchmarks/curve.py`, its curve.jsonl), each is printed beside the baseline's scored version nearest
-in iteration (or in hours) at the same simulations and positions. Reads only metrics.jsonl, curve.jsonl and config.json; plays nothing.
+raw network, mistakes against perfect play. One score on 200 positions has a standard error of some 2.5
+points, so the table gives each run's mean over windows of W iterations, up to the iteration the shorter
+run has reached, beside the hours each took (a run on another host or an older commit takes other hours
+for the same iterations: iterations, not hours, are compared) and its promotions. A lever that makes an
+iteration dearer (a deeper network) is compared at equal cost: with --cost R (the lever's iteration R
+times the baseline's on one host, measured), the lever's iterations 1..i stand beside the baseline's
+1..R*i; or at equal training hours (--hours H: windows of H hours of each run's clock, up to the hours
+the shorter run has trained; each run's hours include its host's speed, so they compare fairly only
+between runs on hosts alike). The two runs must share their benchmark positions (EVAL_POSITIONS and
+SEED); their iterations are compared one for one (or hour for hour). Where the lever's versions have
+been scored on Pons' sets (`benchmarks/curve.py`, its curve.jsonl), each is printed beside the
+baseline's scored version nearest in iteration (or in hours) at the same simulations and positions.
+Reads only metrics.jsonl, curve.jsonl and config.json; plays nothing.
 """
 
 from __future__ import annotations
@@ -111,8 +112,8 @@ def table(baseline: list[Window], lever: list[Window]) -> str:
     """The two runs' windows as a Markdown table, mistakes in percent, the lever's agent minus the baseline's;
     the iterations the baseline's, and the lever's beside them where they differ (`windows`' scale)."""
     alike = all((old.first, old.last) == (new.first, new.last) for old, new in zip(baseline, lever))
-    lines = [f"| iterations{'' if alike else ' (baseline, lever)'} | baseline hours | baseline agent / network % | lever hours | lever agent / network % "
-             "| lever - baseline, agent | promotions (baseline, lever) |",
+    lines = [f"| iterations{'' if alike else ' (baseline, lever)'} | baseline hours | baseline agent / network % "
+             "| lever hours | lever agent / network % | lever - baseline, agent | promotions (baseline, lever) |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for old, new in zip(baseline, lever):
         span = f"{old.first}-{old.last}" + ("" if alike else f", {new.first}-{new.last}")
@@ -157,7 +158,7 @@ def ponsTable(pairs: list[tuple[dict, dict]], by: str = "iteration") -> str:
     """Pons' sets beside each other as a Markdown table: the agent's mistakes in percent, baseline / lever, set by
     set from end-easy to begin-hard; each version with its iteration or hours (`by`, as `ponsBeside`)."""
     def label(row: dict) -> str:
-        return f"{row['version']} ({row['iteration']})" if by == "iteration" else f"{row['version']} ({row['hours']:.2f} h)"
+        return f"{row['version']} ({row['iteration'] if by == 'iteration' else format(row['hours'], '.2f') + ' h'})"
     lines = [f"| baseline version ({by}) | lever version ({by}) | sims, positions | "
              + " | ".join(f"{stage}-{difficulty}" for stage, difficulty, *_ in PONS_SETS.values()) + " |",
              "| --- | --- | --- | " + " | ".join("---:" for _ in PONS_SETS) + " |"]
@@ -186,16 +187,20 @@ def compare(baseline_folder: Path, lever_folder: Path, width: int, hours: float 
         scope = (f"the first {iterations} iterations, means over {width}" if cost == 1 else
                  f"the lever's first {iterations} iterations beside the baseline's {round(cost * iterations)} "
                  f"(an iteration of the lever costing {cost:g} of the baseline's), means over {width} of the lever's")
-        body, by = table(old, new), "iteration"
+        body, by, rate = table(old, new), "iteration", old[-1].agent
     else:
         until = min(runs.trainingHours(rows)[-1] for rows in both)
-        old, new = (hourWindows(rows, hours, until) for rows in both)
+        oldHours, newHours = (hourWindows(rows, hours, until) for rows in both)
+        scored = [window for window in oldHours if window]
+        if not scored:
+            raise ConfigError(f"the baseline ended no iteration within the lever's {until:.2f} hours: "
+                              "nothing to compare")
         scope = f"the first {until:.2f} training hours of each, means over {hours:g} hours"
-        body, by = hourTable(old, new, hours, until), "hours"
-    rate = [window for window in old if window][-1].agent
+        body, by, rate = hourTable(oldHours, newHours, hours, until), "hours", scored[-1].agent
     return (f"baseline {baseline_folder}, lever {lever_folder}: {scope}; one score on {configs[0].EVAL_POSITIONS} "
             f"positions has a standard error of {100 * oneScoreError(rate, configs[0].EVAL_POSITIONS):.1f} points "
-            f"at {100 * rate:.1f}%\n\n" + body + _ponsPart(baseline_folder, lever_folder, by, cost if hours is None else 1.0))
+            f"at {100 * rate:.1f}%\n\n" + body
+            + _ponsPart(baseline_folder, lever_folder, by, cost if hours is None else 1.0))
 
 
 def _ponsPart(baseline_folder: Path, lever_folder: Path, by: str, scale: float) -> str:

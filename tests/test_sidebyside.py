@@ -107,7 +107,8 @@ def test_pons_rows_pair_by_hours_when_the_runs_are_compared_at_equal_hours(tmp_p
     storage.append_line(storage.curve_path(lever), json.dumps(dict(curveRow(13, 50, 2.0), hours=9.0)))
     pairs = sidebyside.ponsBeside(runs.readCurve(baseline), runs.readCurve(lever), "hours")
     assert [(old["version"], new["version"]) for old, new in pairs] == [(10, 12), (20, 13)]
-    assert sidebyside.compare(baseline, lever, 2, hours=0.1).splitlines()[-1].startswith("| 20 (10.00 h) | 13 (9.00 h) |")
+    last = sidebyside.compare(baseline, lever, 2, hours=0.1).splitlines()[-1]
+    assert last.startswith("| 20 (10.00 h) | 13 (9.00 h) |")
 
 
 def test_the_command_line_takes_a_window_or_hours_not_both(tmp_path, tiny_cfg, capsys):
@@ -139,3 +140,10 @@ def test_a_dearer_lever_stands_beside_the_baselines_iterations_of_equal_cost(tmp
     assert [(old["version"], new["version"]) for old, new in pairs] == [(20, 12)]
     with pytest.raises(SystemExit):
         sidebyside.main([str(baseline), str(lever), "--hours", "0.1", "--cost", "2"])
+
+
+def test_a_baseline_with_no_iteration_within_the_levers_hours_is_refused(tmp_path, tiny_cfg):
+    baseline = startedRun(tmp_path / "baseline", tiny_cfg, [0.5, 0.4], seconds=3600.0)
+    lever = startedRun(tmp_path / "lever", tiny_cfg, [0.4], seconds=360.0)
+    with pytest.raises(ConfigError, match="the baseline ended no iteration within the lever's 0.10 hours"):
+        sidebyside.compare(baseline, lever, 2, hours=0.05)
