@@ -77,11 +77,11 @@ def hourWindows(rows: list[dict], width: float, until: float) -> list[Window | N
     hours = runs.trainingHours(rows)
     ended = [i for i, at in enumerate(hours) if at <= until + _SLACK]
     _checkScored([rows[i] for i in ended])
-    found: list[Window | None] = []
-    for bucket in range(max(1, math.ceil(until / width - _SLACK))):
-        members = [i for i in ended if max(0, math.ceil(hours[i] / width - _SLACK) - 1) == bucket]
-        found.append(_window([rows[i] for i in members], hours[members[-1]]) if members else None)
-    return found
+    members: dict[int, list[int]] = {}
+    for i in ended:
+        members.setdefault(max(0, math.ceil(hours[i] / width - _SLACK) - 1), []).append(i)
+    return [_window([rows[i] for i in members[bucket]], hours[members[bucket][-1]]) if bucket in members else None
+            for bucket in range(max(1, math.ceil(until / width - _SLACK)))]
 
 
 _SLACK = 1e-9
